@@ -1,0 +1,63 @@
+from collections.abc import Iterator
+
+from tapelint.analysis import FileModel, Tri
+from tapelint.analysis.recording import target_recorded
+from tapelint.diagnostics import Severity
+from tapelint.rule import Finding, Rule, source_of
+
+_WHEN = {
+    "after": "after the `with` block of `{tape}` ended",
+    "before": "before `{tape}` started recording",
+    "stopped": "under `{tape}.stop_recording()`",
+}
+
+
+class LossOutsideTape(Rule):
+    """## What it does
+    Checks for a `tape.gradient` / `jacobian` / `batch_jacobian` call whose target was computed
+    while the tape was not recording: after its `with` block ended, before it began, or under
+    `tape.stop_recording()`. This includes a target written in the call itself outside the
+    block, such as `tape.gradient(loss * 2, variables)`.
+
+    ## Why is this bad?
+    A tape only knows the operations it recorded. A loss computed outside the block has no
+    recorded path back to the variables, so every gradient comes back `None` and the
+    optimizer silently skips the step (seed 004: "Computing loss outside tape scope").
+
+    A target produced inside the block is fine however it is produced: directly, by a helper
+    called inside the block, or by `+=` inside the block onto a value started before it.
+
+    ## Example
+    ```python
+    with tf.GradientTape() as tape:
+        pred = model(x, training=True)
+    loss = loss_fn(y, pred)
+    grads = tape.gradient(loss, model.trainable_variables)
+    ```
+
+    Use instead:
+    ```python
+    with tf.GradientTape() as tape:
+        pred = model(x, training=True)
+        loss = loss_fn(y, pred)
+    grads = tape.gradient(loss, model.trainable_variables)
+    ```
+    """
+
+    code = "TAP101"
+    name = "loss-outside-tape"
+    severity = Severity.ERROR
+
+    def check(self, model: FileModel) -> Iterator[Finding]:
+        for call in model.gradient_calls:
+            answer = target_recorded(model, call)
+            if answer.answer is not Tri.NO or answer.part is None:
+                continue
+            tape = call.tape.name or "the tape"
+            when = _WHEN[answer.when or "after"].format(tape=tape)
+            yield Finding(
+                call.node,
+                f"`{source_of(model, answer.part)}` is computed {when}, so "
+                f"`{tape}.{call.method}` returns None for it; compute it inside the tape's "
+                "`with` block",
+            )

@@ -1,0 +1,57 @@
+from collections.abc import Iterator
+
+from tapelint.analysis import FileModel
+from tapelint.analysis.dataflow import numpy_on_path
+from tapelint.diagnostics import Severity
+from tapelint.rule import Finding, Rule, source_of
+
+
+class NumpyInDifferentiablePath(Rule):
+    """## What it does
+    Checks, inside a tape's recording block, for a value computed from something the tape
+    watches (a model output, a variable, a watched tensor) that goes through NumPy
+    (`np.*`, `.numpy()`, `np.asarray`, `float()`/`int()` of a tensor, `.item()`, `.tolist()`,
+    `tf.numpy_function`, `tf.py_function`) on its way into the gradient target.
+
+    NumPy on input data, random noise, shapes, or logging that does not reach the target is
+    not flagged; neither is `tensorflow.experimental.numpy`, which stays differentiable.
+
+    ## Why is this bad?
+    The tape records TensorFlow operations only. A NumPy round trip produces a constant with
+    no recorded history, so the part of the loss computed from it contributes no gradient:
+    the gradient is silently `None` or silently wrong (seeds: "Mixing NumPy operations in
+    differentiable path").
+
+    ## Example
+    ```python
+    with tf.GradientTape() as tape:
+        pred = model(x, training=True)
+        loss = tf.reduce_mean(np.square(pred.numpy() - y))
+    ```
+
+    Use instead:
+    ```python
+    with tf.GradientTape() as tape:
+        pred = model(x, training=True)
+        loss = tf.reduce_mean(tf.square(pred - y))
+    ```
+    """
+
+    code = "TAP301"
+    name = "numpy-in-differentiable-path"
+    severity = Severity.ERROR
+
+    def check(self, model: FileModel) -> Iterator[Finding]:
+        reported = set()
+        for call in model.gradient_calls:
+            for numpy_call in numpy_on_path(model, call):
+                if numpy_call.node in reported:
+                    continue
+                reported.add(numpy_call.node)
+                tape = call.tape.name or "the tape"
+                yield Finding(
+                    numpy_call.node,
+                    f"`{source_of(model, numpy_call.node)}` leaves TensorFlow inside "
+                    f"`{tape}`'s block on the way to the gradient target, so no gradient "
+                    "flows through it; use TensorFlow ops on the tensor instead",
+                )

@@ -1,0 +1,32 @@
+from tapelint.diagnostics import Severity
+from tapelint.rule import Rule
+
+
+class SyntaxErrorInFile(Rule):
+    """## What it does
+    Reports a file (or notebook cell) that cannot be parsed, with the parser's line and reason.
+
+    ## Why is this bad?
+    A file tapelint cannot parse is a file it cannot check: its tapes go unexamined. The run
+    goes on with the other files.
+
+    Only files that can matter are parsed: a file that never mentions a gradient tape is
+    skipped before parsing, so its syntax errors are left to the interpreter and other tools.
+
+    ## Example
+    ```python
+    with tf.GradientTape() as tape
+        loss = model(x)
+    ```
+
+    Use instead:
+    ```python
+    with tf.GradientTape() as tape:
+        loss = model(x)
+    ```
+    """
+
+    code = "TAP001"
+    name = "syntax-error"
+    severity = Severity.ERROR
+    engine_reported = True

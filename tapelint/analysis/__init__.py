@@ -1,0 +1,12 @@
+"""The tape model: what a module does with its gradient tapes. No rules and no TensorFlow here.
+
+`build_model` walks a parsed module once; the query modules answer questions about it:
+`recording` (was the target recorded?), `dataflow` (what derives from watched values and
+reaches the target?), `lifecycle` (how many calls, escapes, release) and `gradients` (where
+gradients go and whether None is handled).
+"""
+
+from tapelint.analysis.builder import build_model
+from tapelint.analysis.model import FileModel, TapeCall, TapeInstance, Tri
+
+__all__ = ["FileModel", "TapeCall", "TapeInstance", "Tri", "build_model"]

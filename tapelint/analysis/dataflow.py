@@ -1,0 +1,154 @@
+"""Which values derive from what the tape watches, and which flow into a gradient target."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from tapelint.analysis.expressions import argument_value, elements, names_in
+from tapelint.analysis.model import (
+    Def,
+    DefKind,
+    FileModel,
+    NumpyCall,
+    TapeCall,
+    is_recording,
+)
+from tapelint.analysis.names import dotted_name
+
+# Attributes and calls that yield metadata (shapes, sizes, dtypes) or cut the gradient on
+# purpose: what comes out of them carries no gradient to lose.
+_METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "name", "device", "get_shape"})
+_METADATA_CALLS = frozenset(
+    {"tensorflow.shape", "tensorflow.size", "tensorflow.rank", "tensorflow.shape_n",
+     "tensorflow.stop_gradient", "keras.ops.shape", "keras.ops.stop_gradient"}
+)
+_METADATA_BUILTINS = frozenset({"len", "isinstance", "type", "id"})
+_VARIABLE_LISTS = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})
+
+
+class Watched:
+    """What a gradient call's tape watches: named values, and objects whose calls use them."""
+
+    def __init__(self, model: FileModel, call: TapeCall) -> None:
+        self.model = model
+        self.scope = call.tape.scope
+        self.names: set[str] = set()  # dotted names: `w`, `self.kernel`
+        self.callables: set[str] = set()  # dotted names of models/layers: `model`, `self`
+        self._derived: dict[Def, bool] = {}
+        sources = argument_value(call.node, 1, "sources")
+        if sources is not None:
+            self._add_sources(sources, set())
+        for other in model.calls_on(call.tape):
+            if other.method == "watch":
+                watched = argument_value(other.node, 0, "tensor")
+                if watched is not None:
+                    for part in elements(watched):
+                        self._add_name(part)
+
+    def _add_name(self, expr: cst.BaseExpression) -> None:
+        dotted = dotted_name(expr)
+        if dotted is not None:
+            self.names.add(dotted)
+
+    def _add_sources(self, expr: cst.BaseExpression, seen: set[Def]) -> None:
+        if isinstance(expr, cst.BinaryOperation):
+            self._add_sources(expr.left, seen)
+            self._add_sources(expr.right, seen)
+            return
+        for part in elements(expr):
+            if isinstance(part, cst.Attribute):
+                owner = dotted_name(part.value)
+                if owner is not None:
+                    self.callables.add(owner)
+                if part.attr.value in _VARIABLE_LISTS:
+                    continue
+            self._add_name(part)
+            if isinstance(part, cst.Name):
+                for d in self.model.defs_of(part):
+                    if d not in seen and d.kind is DefKind.ASSIGN and d.value is not None:
+                        seen.add(d)
+                        self._add_sources(d.value, seen)
+
+    def derives(self, expr: cst.CSTNode) -> bool:
+        """Whether `expr` is computed from a watched value (through any op but metadata)."""
+        if isinstance(expr, cst.Name):
+            if expr.value in self.names:
+                return True
+            return any(self._def_derives(d) for d in self.model.defs_of(expr))
+        if isinstance(expr, cst.Attribute):
+            if expr.attr.value in _METADATA_ATTRIBUTES:
+                return False
+            if dotted_name(expr) in self.names:
+                return True
+            return self.derives(expr.value)
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if dotted_name(func) in self.callables:
+                return True
+            qualified = self.model.imports.qualify(func)
+            if qualified in _METADATA_CALLS:
+                return False
+            if qualified == "tensorflow.Variable":
+                return True
+            if isinstance(func, cst.Name) and func.value in _METADATA_BUILTINS:
+                return False
+            return self.derives(func) or any(self.derives(a.value) for a in expr.args)
+        if isinstance(expr, (cst.Lambda, cst.BaseNumber, cst.SimpleString)):
+            return False
+        return any(self.derives(child) for child in expr.children)
+
+    def _def_derives(self, d: Def) -> bool:
+        cached = self._derived.get(d)
+        if cached is not None:
+            return cached
+        self._derived[d] = False  # cycles (loops, `x = f(x)`) resolve to "not derived"
+        result = False
+        if d.scope is self.scope and d.value is not None and d.kind is not DefKind.PARAM:
+            result = self.derives(d.value)
+            if not result and d.kind is DefKind.AUG:
+                result = self.derives(d.target)
+        self._derived[d] = result
+        return result
+
+
+def target_definitions(model: FileModel, call: TapeCall) -> set[Def]:
+    """Every definition in the tape's scope that the gradient target is computed from."""
+    target = argument_value(call.node, 0, "target")
+    closure: set[Def] = set()
+    if target is None:
+        return closure
+    pending = list(names_in(target))
+    while pending:
+        name = pending.pop()
+        for d in model.defs_of(name):
+            if d in closure or d.scope is not call.tape.scope:
+                continue
+            closure.add(d)
+            if d.value is not None:
+                pending.extend(names_in(d.value))
+            if d.kind is DefKind.AUG and isinstance(d.target, cst.Name):
+                pending.append(d.target)
+    return closure
+
+
+def numpy_on_path(model: FileModel, call: TapeCall) -> list[NumpyCall]:
+    """NumPy conversions inside the tape's block, of watched-derived values, that feed the
+    gradient target of `call`."""
+    tape = call.tape
+    candidates = [
+        n
+        for n in model.numpy_calls
+        if n.scope is tape.scope and n.feeds_value and is_recording(n.ctx, tape)
+    ]
+    if not candidates:
+        return []
+    closure = target_definitions(model, call)
+    watched = Watched(model, call)
+    found = []
+    for numpy_call in candidates:
+        defined_here = model.defs_by_stmt.get(numpy_call.stmt, [])
+        if not any(d in closure for d in defined_here):
+            continue
+        if any(watched.derives(operand) for operand in numpy_call.operands):
+            found.append(numpy_call)
+    return found

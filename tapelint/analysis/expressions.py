@@ -1,0 +1,81 @@
+"""Small syntactic questions about expressions, shared by the query modules."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from tapelint.analysis.names import ImportTable, is_tensorflow
+
+# Builtins and accessor methods that return what they are given without running a TF op.
+_PURE_BUILTINS = frozenset(
+    {"list", "tuple", "dict", "set", "iter", "next", "getattr", "id", "type", "isinstance",
+     "len", "str", "repr", "print", "sorted", "reversed", "enumerate", "zip", "vars"}
+)
+_ACCESSOR_METHODS = frozenset(
+    {"get", "pop", "setdefault", "copy", "items", "values", "keys", "popitem", "__getitem__"}
+)
+
+
+def names_in(node: cst.CSTNode) -> Iterator[cst.Name]:
+    """Name nodes read by an expression, not descending into lambdas."""
+    if isinstance(node, cst.Name):
+        yield node
+    elif isinstance(node, cst.Attribute):
+        yield from names_in(node.value)
+    elif isinstance(node, cst.Lambda):
+        return
+    elif isinstance(node, (cst.BaseNumber, cst.SimpleString)):
+        return
+    else:
+        for child in node.children:
+            yield from names_in(child)
+
+
+def elements(node: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The parts of a literal list/tuple (`[w, b]`), or the expression itself."""
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return [e.value for e in node.elements]
+    return [node]
+
+
+def computes(node: cst.BaseExpression, imports: ImportTable) -> bool:
+    """Whether evaluating `node` certainly runs an op on its operands (arithmetic, a TF call,
+    a call of a function or model with arguments), as opposed to plain Python access."""
+    if isinstance(node, cst.BinaryOperation):
+        return True
+    if isinstance(node, cst.UnaryOperation):
+        return not isinstance(node.operator, cst.Not)
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    qualified = imports.qualify(func)
+    if qualified is not None:
+        return is_tensorflow(qualified) or qualified.startswith("keras.") or bool(node.args)
+    if isinstance(func, cst.Name) and func.value in _PURE_BUILTINS:
+        return False
+    if isinstance(func, cst.Attribute) and func.attr.value in _ACCESSOR_METHODS:
+        return False
+    return bool(node.args)
+
+
+def call_argument(call: cst.Call, position: int, keyword: str | None) -> cst.Arg | None:
+    """The argument passed as `keyword=` or at `position` (positional), if present."""
+    positional = 0
+    for arg in call.args:
+        if arg.keyword is not None:
+            if arg.keyword.value == keyword:
+                return arg
+        elif arg.star == "":
+            if positional == position:
+                return arg
+            positional += 1
+    return None
+
+
+def argument_value(
+    call: cst.Call, position: int, keyword: str | None
+) -> cst.BaseExpression | None:
+    arg = call_argument(call, position, keyword)
+    return arg.value if arg is not None else None

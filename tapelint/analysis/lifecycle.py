@@ -1,0 +1,141 @@
+"""A tape's life: how it is used, whether it escapes, and whether it outlives its last use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tapelint.analysis.expressions import argument_value
+from tapelint.analysis.model import (
+    DefKind,
+    FileModel,
+    FrameKind,
+    TapeInstance,
+    Tri,
+    Use,
+)
+
+# A jacobian computed without pfor re-reads the tape once per output element, which
+# TensorFlow only allows on a persistent tape.
+_NEEDS_PERSISTENCE = frozenset({"jacobian", "batch_jacobian"})
+
+
+def escapes(model: FileModel, tape: TapeInstance) -> bool:
+    """Whether the tape may be used where this analysis cannot see: returned, passed to a
+    call, stored, referenced from a nested function, or never bound to a local name."""
+    if tape.name is None:
+        return True
+    for use in model.uses_of_tape(tape):
+        if use.tape_role is None or use.scope is not tape.scope:
+            return True
+    return False
+
+
+def needs_persistence(model: FileModel, tape: TapeInstance) -> bool:
+    """Some call on the tape requires `persistent=True` whatever the call count."""
+    for call in model.calls_on(tape):
+        if call.method in _NEEDS_PERSISTENCE:
+            pfor = argument_value(call.node, 3, "experimental_use_pfor")
+            if not (isinstance(pfor, cst.Name) and pfor.value == "True") and pfor is not None:
+                return True
+    return False
+
+
+def serves_at_most_one_call(model: FileModel, tape: TapeInstance) -> Tri:
+    """YES when on every path the tape answers at most one gradient-like call."""
+    if escapes(model, tape) or needs_persistence(model, tape):
+        return Tri.UNKNOWN
+    return Tri.YES if tape.max_calls <= 1 else Tri.NO
+
+
+@dataclass(frozen=True)
+class Unreleased:
+    """A persistent tape kept alive after its last use while more work runs."""
+
+    last_use: cst.CSTNode  # the statement of the last use
+    why: str  # "module", "loop" or "function"
+    # The statement after which `del <tape>` can go, in the block that created the tape.
+    release_after: cst.CSTNode | None
+
+
+def unreleased(model: FileModel, tape: TapeInstance) -> Unreleased | None:
+    if tape.persistent is not Tri.YES or tape.scope.is_tf_function or escapes(model, tape):
+        return None
+    uses = model.uses_of_tape(tape)
+    working = [u for u in uses if u.tape_role != "del"]
+    last_stmt = working[-1].stmt if working else tape.stmt
+    last_order = working[-1].order if working else tape.order
+    if last_stmt is None:
+        return None
+    loop = _innermost_loop(tape)
+    if _released_after(model, tape, uses, last_order, loop):
+        return None
+    if loop is not None:
+        why = "loop"
+    elif tape.scope.is_module:
+        why = "module" if model.is_notebook or _work_after(model, last_stmt) else None
+    else:
+        why = "function" if _work_after(model, last_stmt) else None
+    if why is None:
+        return None
+    return Unreleased(last_stmt, why, _release_point(model, tape, last_stmt))
+
+
+def _innermost_loop(tape: TapeInstance) -> cst.CSTNode | None:
+    loops = [f.node for f in tape.ctx if f.kind is FrameKind.LOOP]
+    return loops[-1] if loops else None
+
+
+def _released_after(
+    model: FileModel,
+    tape: TapeInstance,
+    uses: list[Use],
+    last_order: int,
+    loop: cst.CSTNode | None,
+) -> bool:
+    """`del tape` or `tape = None` after the last use (inside the creating loop, if any)."""
+    candidates = [(u.order, u.ctx) for u in uses if u.tape_role == "del"]
+    for d in model.scope_defs[tape.scope].get(tape.name or "", []):
+        if d.kind is DefKind.ASSIGN and isinstance(d.value, cst.Name) and d.value.value == "None":
+            candidates.append((d.order, d.ctx))
+    for order, ctx in candidates:
+        if order > last_order and (loop is None or any(f.node is loop for f in ctx)):
+            return True
+    return False
+
+
+def _is_return(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Return, cst.Pass)) for small in stmt.body
+    )
+
+
+def _work_after(model: FileModel, stmt: cst.CSTNode) -> bool:
+    """Whether any statement other than `return` can run after `stmt` in its scope."""
+    current = stmt
+    while current in model.stmt_parent:
+        owner, block, index = model.stmt_parent[current]
+        if any(not _is_return(later) for later in block[index + 1 :]):
+            return True
+        if isinstance(owner, (cst.Module, cst.FunctionDef, cst.ClassDef)):
+            return False
+        current = owner
+    return False
+
+
+def _release_point(
+    model: FileModel, tape: TapeInstance, last_stmt: cst.CSTNode
+) -> cst.CSTNode | None:
+    """The ancestor of `last_stmt` that sits in the block where the tape was created."""
+    creation = model.stmt_parent.get(tape.stmt)
+    if creation is None:
+        return None
+    creation_owner = creation[0]
+    current = last_stmt
+    while current in model.stmt_parent:
+        owner, block, _ = model.stmt_parent[current]
+        if owner is creation_owner and tape.stmt in block:
+            return current
+        current = owner
+    return None

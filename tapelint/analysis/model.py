@@ -1,0 +1,231 @@
+"""The tape model's data: scopes, definitions, tapes and the calls made on them.
+
+`builder.py` fills these in one pass over a module; the query modules (`recording`,
+`dataflow`, `lifecycle`, `gradients`) answer the rules' questions from them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+import libcst as cst
+
+from tapelint.analysis.expressions import call_argument
+from tapelint.analysis.names import ImportTable
+
+
+class Tri(Enum):
+    """A three-valued answer: rules report only on a definite YES."""
+
+    YES = "yes"
+    NO = "no"
+    UNKNOWN = "unknown"
+
+
+class DefKind(Enum):
+    ASSIGN = "assign"  # name = value
+    UNPACK = "unpack"  # a, b = value   (index into the value in Def.unpack_index)
+    AUG = "aug"  # name += value
+    FOR = "for"  # for name in value
+    COMP = "comp"  # comprehension target
+    WITH = "with"  # with value as name
+    PARAM = "param"
+    IMPORT = "import"
+    DEFINITION = "definition"  # def / class
+    OTHER = "other"  # except-as, match captures, walrus in odd places, global writes
+
+
+class FrameKind(Enum):
+    TAPE = "tape"  # inside the `with` block that enters a tape
+    STOP = "stop"  # inside `with tape.stop_recording():`
+    LOOP = "loop"  # for / while body
+    COMPREHENSION = "comprehension"
+
+
+@dataclass(frozen=True, eq=False)
+class Frame:
+    kind: FrameKind
+    node: cst.CSTNode
+    tape: TapeInstance | None = None
+
+
+Context = tuple[Frame, ...]
+
+
+@dataclass(eq=False)
+class Scope:
+    node: cst.CSTNode  # Module, FunctionDef, Lambda or ClassDef
+    parent: Scope | None
+    is_tf_function: bool = False
+
+    @property
+    def is_module(self) -> bool:
+        return isinstance(self.node, cst.Module)
+
+
+@dataclass(eq=False)
+class Def:
+    name: str
+    kind: DefKind
+    target: cst.CSTNode  # the bound Name node (or the statement for params/imports)
+    stmt: cst.CSTNode | None  # the statement that binds it
+    value: cst.BaseExpression | None  # what is bound (for ASSIGN/AUG/UNPACK/FOR/WITH)
+    ctx: Context
+    order: int
+    scope: Scope
+    unpack_index: tuple[int, ...] = ()
+    tape: TapeInstance | None = None  # set when the name is bound to a tape
+
+
+@dataclass(eq=False)
+class Use:
+    node: cst.Name
+    defs: frozenset[Def]
+    ctx: Context
+    order: int
+    scope: Scope
+    stmt: cst.CSTNode | None
+    # How the name is used when it holds a tape: a method name ("gradient"), "with", "del",
+    # or None for anything else (passed, returned, stored: the tape escapes).
+    tape_role: str | None = None
+
+
+@dataclass(eq=False)
+class TapeInstance:
+    """One `tf.GradientTape(...)` construction site."""
+
+    ctor: cst.Call
+    scope: Scope
+    ctx: Context
+    order: int
+    stmt: cst.CSTNode
+    persistent: Tri
+    persistent_arg: cst.Arg | None
+    watch_accessed_variables: Tri
+    name: str | None = None  # the local name it is bound to, if any
+    # Each `with` block that enters the tape, with the traversal order of its first and last
+    # event: a definition ordered before every block was computed before the tape recorded.
+    blocks: dict[cst.With, tuple[int, int]] = field(default_factory=dict)
+    # Most gradient/jacobian/batch_jacobian calls this tape can answer on one path (capped at 2).
+    max_calls: int = 0
+
+
+@dataclass(eq=False)
+class TapeCall:
+    """A method call on a known tape: gradient, jacobian, batch_jacobian, watch, ..."""
+
+    node: cst.Call
+    method: str
+    tape: TapeInstance
+    ctx: Context
+    order: int
+    stmt: cst.CSTNode | None
+    scope: Scope
+    # For gradient-like calls: the most calls this tape had answered on some path once this
+    # one returned (1 = first call on every path, 2 = a repeat on some path).
+    nth: int = 0
+
+    GRADIENT_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian"})
+
+    @property
+    def is_gradient(self) -> bool:
+        return self.method in self.GRADIENT_METHODS
+
+    def argument(self, position: int, keyword: str) -> cst.Arg | None:
+        return call_argument(self.node, position, keyword)
+
+
+@dataclass(eq=False)
+class ApplyCall:
+    """`optimizer.apply_gradients(...)` or `optimizer.apply(...)`."""
+
+    node: cst.Call
+    method: str
+    ctx: Context
+    order: int
+    scope: Scope
+
+
+@dataclass(eq=False)
+class NumpyCall:
+    """A conversion of a value to NumPy (`np.*`, `.numpy()`, `float()`, `tf.py_function`...)."""
+
+    node: cst.Call
+    description: str  # how it is spelled, for messages
+    operands: tuple[cst.BaseExpression, ...]
+    ctx: Context
+    order: int
+    scope: Scope
+    stmt: cst.CSTNode | None
+    # False when the call only steers control flow (an `if` test, a comparison operand).
+    feeds_value: bool = True
+
+
+@dataclass(eq=False)
+class NoneCheck:
+    """`x is None`, `x is not None`, `x == None`, `None in x` and the like."""
+
+    subject: cst.Name
+    order: int
+    scope: Scope
+
+
+@dataclass(eq=False)
+class FileModel:
+    module: cst.Module
+    imports: ImportTable
+    scopes: list[Scope]
+    tapes: list[TapeInstance]
+    tape_calls: list[TapeCall]
+    apply_calls: list[ApplyCall]
+    numpy_calls: list[NumpyCall]
+    none_checks: list[NoneCheck]
+    defs_by_stmt: dict[cst.CSTNode, list[Def]]
+    uses_by_node: dict[cst.Name, Use]
+    uses_of_def: dict[Def, list[Use]]
+    # statement -> (owning compound statement or scope node, the block it sits in, its index)
+    stmt_parent: dict[cst.CSTNode, tuple[cst.CSTNode, tuple[cst.CSTNode, ...], int]]
+    scope_defs: dict[Scope, dict[str, list[Def]]]
+    is_notebook: bool = False
+
+    def __post_init__(self) -> None:
+        self._calls_by_node = {call.node: call for call in self.tape_calls}
+
+    def tape_call_at(self, node: cst.Call) -> TapeCall | None:
+        return self._calls_by_node.get(node)
+
+    @property
+    def gradient_calls(self) -> list[TapeCall]:
+        return [c for c in self.tape_calls if c.is_gradient]
+
+    def calls_on(self, tape: TapeInstance) -> list[TapeCall]:
+        return [c for c in self.tape_calls if c.tape is tape]
+
+    def defs_of(self, name: cst.Name) -> frozenset[Def]:
+        use = self.uses_by_node.get(name)
+        return use.defs if use is not None else frozenset()
+
+    def uses_of_tape(self, tape: TapeInstance) -> list[Use]:
+        """Every load of a name that may hold `tape`, in traversal (source) order."""
+        uses = [u for u in self.uses_by_node.values() if any(d.tape is tape for d in u.defs)]
+        return sorted(uses, key=lambda u: u.order)
+
+
+def is_recording(ctx: Context, tape: TapeInstance) -> bool:
+    """Whether `tape` records at a point with this context (inside its block, not stopped)."""
+    recording = False
+    for frame in ctx:
+        if frame.tape is tape:
+            recording = frame.kind is FrameKind.TAPE
+    return recording
+
+
+def loops_between(ctx: Context, outer: Context) -> list[Frame]:
+    """Loop or comprehension frames in `ctx` that `outer` does not share."""
+    shared = set(map(id, outer))
+    return [
+        f
+        for f in ctx
+        if f.kind in (FrameKind.LOOP, FrameKind.COMPREHENSION) and id(f) not in shared
+    ]

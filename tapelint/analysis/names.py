@@ -1,0 +1,109 @@
+"""Import aliases and qualified names, resolved from the module's own imports.
+
+Only the few names tapelint asks about are resolved, so a table of aliases collected in one
+cheap pass is enough; libcst's QualifiedNameProvider would cost several times the parse.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+# Spellings that mean the same module; the key prefix is rewritten to the value.
+_CANONICAL_PREFIXES = (
+    ("tensorflow.compat.v2.", "tensorflow."),
+    ("tensorflow.compat.v1.", "tensorflow."),
+    ("tensorflow.keras.", "keras."),
+    ("tensorflow.python.keras.", "keras."),
+    ("tf_keras.", "keras."),
+)
+
+
+def dotted_name(node: cst.BaseExpression) -> str | None:
+    """`a.b.c` for a chain of Name/Attribute nodes, else None."""
+    parts: list[str] = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def canonical(qualified: str) -> str:
+    for prefix, replacement in _CANONICAL_PREFIXES:
+        if qualified.startswith(prefix):
+            return canonical(replacement + qualified[len(prefix) :])
+    if qualified in ("tensorflow.keras", "tf_keras"):
+        return "keras"
+    return qualified
+
+
+class ImportTable:
+    """Local name -> fully qualified module or object name, from every import in the module."""
+
+    def __init__(self) -> None:
+        self._aliases: dict[str, str] = {}
+
+    def add_import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            full = dotted_name(alias.name)
+            if full is None:
+                continue
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self._aliases[alias.asname.name.value] = full
+            else:
+                # `import a.b` binds `a`, and `a.b.x` then resolves through it.
+                root = full.split(".", 1)[0]
+                self._aliases[root] = root
+
+    def add_import_from(self, node: cst.ImportFrom) -> None:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        module = dotted_name(node.module)
+        if module is None:
+            return
+        for alias in node.names:
+            if not isinstance(alias.name, cst.Name):
+                continue
+            local = alias.name.value
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            self._aliases[local] = f"{module}.{alias.name.value}"
+
+    def qualify(self, node: cst.BaseExpression) -> str | None:
+        """The canonical qualified name of an expression like `tf.keras.optimizers.Adam`."""
+        dotted = dotted_name(node)
+        if dotted is None:
+            return None
+        root, _, rest = dotted.partition(".")
+        target = self._aliases.get(root)
+        if target is None:
+            return None
+        return canonical(f"{target}.{rest}" if rest else target)
+
+    def has_module(self, root: str) -> bool:
+        return any(q == root or q.startswith(root + ".") for q in self._aliases.values())
+
+    def local_alias_of(self, module: str) -> str | None:
+        """A local name bound to exactly `module` (e.g. `tf` for tensorflow), if any."""
+        for local, target in self._aliases.items():
+            if canonical(target) == module or target == module:
+                return local
+        return None
+
+
+def is_tensorflow(qualified: str | None) -> bool:
+    return qualified is not None and (qualified == "tensorflow" or qualified.startswith("tensorflow."))
+
+
+def is_gradient_tape(qualified: str | None) -> bool:
+    return is_tensorflow(qualified) and qualified.rsplit(".", 1)[-1] == "GradientTape"
+
+
+def is_numpy(qualified: str | None) -> bool:
+    return qualified is not None and (qualified == "numpy" or qualified.startswith("numpy."))
+
+
+def is_tf_function(qualified: str | None) -> bool:
+    return qualified in ("tensorflow.function", "tensorflow.python.eager.def_function.function")

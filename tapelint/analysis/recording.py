@@ -1,0 +1,103 @@
+"""Was a gradient target computed while its tape recorded?"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tapelint.analysis.expressions import argument_value, computes, elements
+from tapelint.analysis.model import (
+    Context,
+    Def,
+    DefKind,
+    FileModel,
+    FrameKind,
+    TapeCall,
+    TapeInstance,
+    Tri,
+    is_recording,
+)
+
+
+@dataclass(frozen=True)
+class RecordingAnswer:
+    answer: Tri
+    # For a NO: the target part that was not recorded, and when it was computed:
+    # "before" the tape's block, "after" it, or "stopped" under `stop_recording()`.
+    part: cst.BaseExpression | None = None
+    when: str | None = None
+
+
+_UNKNOWN = RecordingAnswer(Tri.UNKNOWN)
+_YES = RecordingAnswer(Tri.YES)
+
+
+def target_recorded(model: FileModel, call: TapeCall) -> RecordingAnswer:
+    """Whether every part of `call`'s target was computed while `call.tape` recorded."""
+    tape = call.tape
+    target = argument_value(call.node, 0, "target")
+    if target is None or call.scope is not tape.scope:
+        return _UNKNOWN
+    answers = [
+        _expression_recorded(model, part, call.ctx, call.order, tape, set())
+        for part in elements(target)
+    ]
+    for answer in answers:
+        if answer.answer is Tri.NO:
+            return answer
+    if answers and all(a.answer is Tri.YES for a in answers):
+        return _YES
+    return _UNKNOWN
+
+
+def _expression_recorded(
+    model: FileModel,
+    expr: cst.BaseExpression,
+    ctx: Context,
+    order: int,
+    tape: TapeInstance,
+    seen: set[Def],
+) -> RecordingAnswer:
+    if isinstance(expr, cst.Name):
+        defs = model.defs_of(expr)
+        if not defs:
+            return _UNKNOWN
+        answers = [_definition_recorded(model, d, tape, seen) for d in defs]
+        if all(a.answer is Tri.NO for a in answers):
+            return RecordingAnswer(Tri.NO, expr, answers[0].when)
+        if all(a.answer is Tri.YES for a in answers):
+            return _YES
+        return _UNKNOWN
+    if computes(expr, model.imports):
+        if is_recording(ctx, tape):
+            return _YES
+        return RecordingAnswer(Tri.NO, expr, _when(ctx, order, tape))
+    return _UNKNOWN
+
+
+def _definition_recorded(
+    model: FileModel, d: Def, tape: TapeInstance, seen: set[Def]
+) -> RecordingAnswer:
+    if d in seen or d.scope is not tape.scope:
+        return _UNKNOWN
+    seen.add(d)
+    if d.kind is DefKind.ASSIGN and isinstance(d.value, cst.Name):
+        # `total = loss` only renames: ask about what it renames.
+        return _expression_recorded(model, d.value, d.ctx, d.order, tape, seen)
+    if d.kind not in (DefKind.ASSIGN, DefKind.UNPACK, DefKind.AUG) or d.value is None:
+        return _UNKNOWN
+    if is_recording(d.ctx, tape):
+        return _YES
+    if d.kind is DefKind.AUG or computes(d.value, model.imports):
+        return RecordingAnswer(Tri.NO, None, _when(d.ctx, d.order, tape))
+    return _UNKNOWN
+
+
+def _when(ctx: Context, order: int, tape: TapeInstance) -> str:
+    if any(f.kind is FrameKind.STOP and f.tape is tape for f in ctx):
+        return "stopped"
+    starts = [start for start, _ in tape.blocks.values()]
+    if starts and order < min(starts):
+        return "before"
+    return "after"

@@ -1,0 +1,62 @@
+"""What a check reports: diagnostics, their positions and their fixes.
+
+Lines and columns are 1-based everywhere in this module (as printed to humans and in JSON);
+the flake8 adapter converts to flake8's 0-based column at its boundary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Severity(str, Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+class Applicability(str, Enum):
+    """How sure a fix is to keep behaviour (ruff's vocabulary)."""
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the source text between two positions (end exclusive) with `content`."""
+
+    start: Position
+    end: Position
+    content: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    applicability: Applicability
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    path: str
+    start: Position
+    end: Position
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    fix: Fix | None = None
+    # Notebook cell (1-based index into the notebook's `cells`); None for plain files.
+    cell: int | None = None
+
+    @property
+    def sort_key(self) -> tuple:
+        return (self.path, self.cell or 0, self.start.line, self.start.column, self.code)

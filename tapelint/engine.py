@@ -1,0 +1,136 @@
+"""Lint one file: decode, skip or slice, parse once, build the tape model, run the rules.
+
+Positions are computed only for what is reported (libcst's PositionProvider over the parsed
+part of the file, only when a rule found something), and mapped back through the slice's
+line map to the file's own lines.
+"""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from tapelint.analysis import build_model
+from tapelint.diagnostics import Diagnostic, Edit, Fix, Position
+from tapelint.registry import rule_by_code_or_name
+from tapelint.rule import Finding, NodeEdit, Rule
+from tapelint.source import SparseSource, SyntaxProblem, mentions, relevant_source
+from tapelint.suppression import unsuppressed
+
+
+class Linter:
+    """Runs a fixed set of rules over sources; cheap to create, safe to reuse."""
+
+    def __init__(self, rules: Sequence[type[Rule]]) -> None:
+        self.codes = frozenset(rule.code for rule in rules)
+        self.rules = [rule() for rule in rules if not rule.engine_reported]
+        self.triggers = tuple(sorted({t for rule in self.rules for t in rule.triggers}))
+
+    # ---------------------------------------------------------------- entry points
+    def check_bytes(self, data: bytes, path: str) -> list[Diagnostic]:
+        if not self.rules or not any(t.encode() in data for t in self.triggers):
+            return []
+        try:
+            text = decode_source(data)
+        except (UnicodeDecodeError, SyntaxError, LookupError) as error:
+            return self._tool_diagnostic("TAP002", path, 1, 1, f"cannot decode: {error}")
+        return self.check_text(text, path)
+
+    def check_text(self, text: str, path: str) -> list[Diagnostic]:
+        if not self.rules or not mentions(text, self.triggers):
+            return []
+        sparse = relevant_source(text, self.triggers)
+        if isinstance(sparse, SyntaxProblem):
+            return self._syntax_error(path, sparse)
+        try:
+            module = cst.parse_module(sparse.text)
+        except cst.ParserSyntaxError as error:
+            problem = SyntaxProblem(
+                sparse.original_line(error.raw_line), error.raw_column + 1, error.message
+            )
+            return self._syntax_error(path, problem)
+        findings = self._findings(module)
+        if not findings:
+            return []
+        diagnostics = self._locate(module, sparse, path, findings)
+        lines = text.split("\n")
+        lines_of = {d.start.line: lines[d.start.line - 1] for d in diagnostics}
+        return sorted(unsuppressed(diagnostics, lines_of, text), key=lambda d: d.sort_key)
+
+    def unreadable(self, path: str, reason: str) -> list[Diagnostic]:
+        return self._tool_diagnostic("TAP002", path, 1, 1, reason)
+
+    # ---------------------------------------------------------------- internals
+    def _findings(self, module: cst.Module) -> list[tuple[type[Rule], Finding]]:
+        model = build_model(module)
+        return [(type(rule), f) for rule in self.rules for f in rule.check(model)]
+
+    def _locate(
+        self,
+        module: cst.Module,
+        sparse: SparseSource,
+        path: str,
+        findings: list[tuple[type[Rule], Finding]],
+    ) -> list[Diagnostic]:
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+        def at(position_range: CodeRange, end: bool = False) -> Position:
+            point = position_range.end if end else position_range.start
+            return Position(sparse.original_line(point.line), point.column + 1)
+
+        diagnostics = []
+        for rule, finding in findings:
+            where = positions[finding.node]
+            fix = None
+            if finding.fix is not None:
+                edits = tuple(_edit(edit, positions, at) for edit in finding.fix.edits)
+                fix = Fix(finding.fix.title, finding.fix.applicability, edits)
+            diagnostics.append(
+                Diagnostic(
+                    path=path,
+                    start=at(where),
+                    end=at(where, end=True),
+                    code=rule.code,
+                    name=rule.name,
+                    severity=rule.severity,
+                    message=finding.message,
+                    fix=fix,
+                )
+            )
+        return diagnostics
+
+    def _syntax_error(self, path: str, problem: SyntaxProblem) -> list[Diagnostic]:
+        return self._tool_diagnostic(
+            "TAP001", path, problem.line, problem.column, f"cannot parse: {problem.message}"
+        )
+
+    def _tool_diagnostic(
+        self, code: str, path: str, line: int, column: int, message: str
+    ) -> list[Diagnostic]:
+        rule = rule_by_code_or_name(code)
+        if rule is None or code not in self.codes:
+            return []
+        start = Position(line, column)
+        return [Diagnostic(path, start, start, rule.code, rule.name, rule.severity, message)]
+
+
+def _edit(edit: NodeEdit, positions, at) -> Edit:
+    where = positions[edit.node]
+    if edit.kind == "replace":
+        return Edit(at(where), at(where, end=True), edit.text)
+    # insert_after: a new line after the statement's last line, at the statement's indentation
+    start, end = at(where), at(where, end=True)
+    # A statement's range ends either on its last line or at column 1 of the line after it.
+    line_after = Position(end.line + 1 if end.column > 1 else end.line, 1)
+    indent = " " * (start.column - 1)
+    return Edit(line_after, line_after, f"{indent}{edit.text}\n")
+
+
+def decode_source(data: bytes) -> str:
+    """Decode Python source as the interpreter would: BOM, coding cookie, else UTF-8."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return data.decode(encoding).removeprefix("\ufeff")

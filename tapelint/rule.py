@@ -1,0 +1,75 @@
+"""What a rule is: identity, documentation, and a `check` that queries the tape model."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import ClassVar
+
+import libcst as cst
+
+from tapelint.analysis import FileModel
+from tapelint.diagnostics import Applicability, Severity
+
+
+@dataclass(frozen=True)
+class NodeEdit:
+    """A source change expressed on the tree; the engine turns it into a text edit.
+
+    `replace`: replace `node`'s text with `text`.
+    `insert_after`: add the line `text` after statement `node`, at its indentation.
+    """
+
+    kind: str
+    node: cst.CSTNode
+    text: str
+
+
+@dataclass(frozen=True)
+class FixIntent:
+    title: str
+    applicability: Applicability
+    edits: tuple[NodeEdit, ...]
+
+
+@dataclass(frozen=True)
+class Finding:
+    node: cst.CSTNode
+    message: str
+    fix: FixIntent | None = None
+
+
+class Rule:
+    """Subclasses set the class attributes and implement `check`; the docstring is the
+    rule's documentation (What it does / Why is this bad? / Example / Use instead)."""
+
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    preview: ClassVar[bool] = False
+    # The file must contain one of these strings for the rule to have anything to say;
+    # files (and top-level definitions) without them are never parsed for this rule.
+    triggers: ClassVar[tuple[str, ...]] = ("GradientTape",)
+    # Reported by the engine itself (files that cannot be read or parsed), not by `check`.
+    engine_reported: ClassVar[bool] = False
+
+    def check(self, model: FileModel) -> Iterator[Finding]:
+        raise NotImplementedError
+
+    @classmethod
+    def documentation(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def summary(cls) -> str:
+        """The first line of the documentation's "What it does" section."""
+        doc = cls.documentation()
+        _, _, rest = doc.partition("## What it does")
+        return " ".join(rest.strip().split("\n\n", 1)[0].split())
+
+
+def source_of(model: FileModel, node: cst.CSTNode, limit: int = 48) -> str:
+    """The code of a small node for a message, shortened to one line of at most `limit`."""
+    text = " ".join(model.module.code_for_node(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,115 @@
+"""Deciding from the raw text what can matter, before any libcst parse.
+
+Most files of a repository never mention a tape: they are skipped after a substring test.
+In files that do, top-level functions and classes (and methods of classes) that never
+mention a trigger word are cut out before libcst parses what remains; a line map keeps every
+reported position exact. Python's own `ast` finds the statement boundaries (and reports
+syntax errors) about ten times faster than libcst parses.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SyntaxProblem:
+    line: int
+    column: int
+    message: str
+
+
+@dataclass(frozen=True)
+class SparseSource:
+    """The parts of a file worth parsing, and where each of their lines came from."""
+
+    text: str
+    # (first line in `text`, first line in the original), ascending; 1-based.
+    segments: tuple[tuple[int, int], ...]
+
+    def original_line(self, line: int) -> int:
+        index = bisect.bisect_right(self.segments, (line, float("inf"))) - 1
+        sparse_start, original_start = self.segments[max(index, 0)]
+        return original_start + (line - sparse_start)
+
+
+def mentions(text: str, triggers: tuple[str, ...]) -> bool:
+    return any(trigger in text for trigger in triggers)
+
+
+def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | SyntaxProblem:
+    """`text` without top-level definitions that cannot matter to rules with these triggers."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as error:
+        return SyntaxProblem(error.lineno or 1, error.offset or 1, error.msg)
+    except ValueError as error:  # e.g. null bytes on older interpreters
+        return SyntaxProblem(1, 1, str(error))
+    if text.count("\r") != text.count("\r\n"):
+        return SparseSource(text, ((1, 1),))  # lone CR line ends: keep the line map trivial
+    trigger_lines = _lines_mentioning(text, triggers)
+    dropped: list[tuple[int, int]] = []
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        first, last = _span(node)
+        if not _any_between(trigger_lines, first, last):
+            dropped.append((first, last))
+        elif isinstance(node, ast.ClassDef):
+            for member in node.body:
+                if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    member_first, member_last = _span(member)
+                    if not _any_between(trigger_lines, member_first, member_last):
+                        dropped.append((member_first, member_last))
+    if not dropped:
+        return SparseSource(text, ((1, 1),))
+    return _without(text, dropped)
+
+
+def _span(node: ast.stmt) -> tuple[int, int]:
+    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+    return first, node.end_lineno or node.lineno
+
+
+def _lines_mentioning(text: str, triggers: tuple[str, ...]) -> list[int]:
+    positions = []
+    for trigger in triggers:
+        start = text.find(trigger)
+        while start != -1:
+            positions.append(start)
+            start = text.find(trigger, start + 1)
+    positions.sort()
+    lines, line, last = [], 1, 0
+    for position in positions:
+        line += text.count("\n", last, position)
+        last = position
+        lines.append(line)
+    return lines
+
+
+def _any_between(sorted_lines: list[int], first: int, last: int) -> bool:
+    index = bisect.bisect_left(sorted_lines, first)
+    return index < len(sorted_lines) and sorted_lines[index] <= last
+
+
+def _without(text: str, dropped: list[tuple[int, int]]) -> SparseSource:
+    # Split on line ends only: str.splitlines would also split on form feeds and the like,
+    # which are not line ends to the parser.
+    lines = text.split("\n")
+    lines = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+    kept: list[str] = []
+    segments: list[tuple[int, int]] = []
+    line = 1
+    for first, last in sorted(dropped):
+        if line < first:
+            segments.append((len(kept) + 1, line))
+            kept.extend(lines[line - 1 : first - 1])
+        line = max(line, last + 1)
+    if line <= len(lines):
+        segments.append((len(kept) + 1, line))
+        kept.extend(lines[line - 1 :])
+    if not segments:
+        segments.append((1, 1))
+    return SparseSource("".join(kept), tuple(segments))
