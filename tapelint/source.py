@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import re
 from dataclasses import dataclass
 
 
@@ -49,7 +50,7 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
         return SyntaxProblem(1, 1, str(error))
     if text.count("\r") != text.count("\r\n"):
         return SparseSource(text, ((1, 1),))  # lone CR line ends: keep the line map trivial
-    trigger_lines = _lines_mentioning(text, triggers)
+    trigger_lines = _lines_mentioning(text, (*triggers, *_import_aliases(text, triggers)))
     dropped: list[tuple[int, int]] = []
     for node in tree.body:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -66,6 +67,14 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     if not dropped:
         return SparseSource(text, ((1, 1),))
     return _without(text, dropped)
+
+
+def _import_aliases(text: str, triggers: tuple[str, ...]) -> tuple[str, ...]:
+    """Local names a trigger is imported as (`GradientTape as GT` makes `GT` a trigger)."""
+    aliases: set[str] = set()
+    for trigger in triggers:
+        aliases.update(re.findall(rf"\b{re.escape(trigger)}\s+as\s+(\w+)", text))
+    return tuple(sorted(aliases))
 
 
 def _span(node: ast.stmt) -> tuple[int, int]:

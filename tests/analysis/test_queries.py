@@ -1,0 +1,155 @@
+"""The questions rules ask: recorded targets, NumPy on the path, gradient flows, release."""
+
+import pytest
+
+from tapelint.analysis import Tri
+from tapelint.analysis.dataflow import numpy_on_path
+from tapelint.analysis.gradients import applied_gradients, handles_none
+from tapelint.analysis.lifecycle import unreleased
+from tapelint.analysis.recording import target_recorded
+from tests.analysis.helpers import code, model_of
+
+HEADER = "import tensorflow as tf\nimport numpy as np\n"
+
+
+def _recorded(body: str) -> Tri:
+    model = model_of(HEADER + body)
+    (call,) = model.gradient_calls
+    return target_recorded(model, call).answer
+
+
+@pytest.mark.parametrize(
+    ("body", "answer"),
+    [
+        ("with tf.GradientTape() as t:\n    l = f(m(x))\ng = t.gradient(l, v)\n", Tri.YES),
+        ("with tf.GradientTape() as t:\n    p = m(x)\nl = f(p)\ng = t.gradient(l, v)\n", Tri.NO),
+        ("with tf.GradientTape() as t:\n    p = m(x)\ng = t.gradient(p * 2, v)\n", Tri.NO),
+        ("l = f(x)\nwith tf.GradientTape() as t:\n    p = m(x)\ng = t.gradient(l, v)\n", Tri.NO),
+        (
+            "l = 0.0\nwith tf.GradientTape() as t:\n    for b in bs:\n        l += f(b)\n"
+            "g = t.gradient(l, v)\n",
+            Tri.UNKNOWN,
+        ),
+        ("l = 0.0\nwith tf.GradientTape() as t:\n    l += f(x)\ng = t.gradient(l, v)\n", Tri.YES),
+        ("with tf.GradientTape() as t:\n    l = f(x)\ntotal = l\ng = t.gradient(total, v)\n", Tri.YES),
+        ("with tf.GradientTape() as t:\n    out = f(x)\ng = t.gradient(out['loss'], v)\n", Tri.UNKNOWN),
+        (
+            "with tf.GradientTape() as t:\n    p = m(x)\n    with t.stop_recording():\n"
+            "        l = f(p)\ng = t.gradient(l, v)\n",
+            Tri.NO,
+        ),
+        ("def s(l):\n    with tf.GradientTape() as t:\n        p = m(x)\n    return t.gradient(l, v)\n", Tri.UNKNOWN),
+    ],
+    ids=["inside", "after", "expression-after", "before", "accumulated-maybe", "accumulated",
+         "alias", "subscript", "stopped", "parameter"],
+)
+def test_target_recorded(body, answer):
+    assert _recorded(body) is answer
+
+
+def _numpy(body: str) -> list[str]:
+    model = model_of(HEADER + body)
+    found = []
+    for call in model.gradient_calls:
+        found += [code(model, n.node) for n in numpy_on_path(model, call)]
+    return found
+
+
+def test_numpy_on_model_output_feeding_the_loss_is_found():
+    body = (
+        "with tf.GradientTape() as t:\n    p = model(x)\n    l = tf.reduce_mean(np.square(p))\n"
+        "g = t.gradient(l, model.trainable_variables)\n"
+    )
+    assert _numpy(body) == ["np.square(p)"]
+
+
+@pytest.mark.parametrize(
+    "inside",
+    [
+        "    xs = np.asarray(x)\n    l = tf.reduce_mean(model(xs))\n",
+        "    p = model(x)\n    print(p.numpy())\n    l = tf.reduce_mean(p)\n",
+        "    p = model(x)\n    n = int(tf.shape(p)[0])\n    l = tf.reduce_sum(p) / n\n",
+        "    p = model(x)\n    c = np.mean(tf.stop_gradient(p))\n    l = tf.reduce_mean(p) * c\n",
+        "    p = model(x)\n    if float(tf.reduce_max(p)) > 1:\n        p = p / 2\n    l = tf.reduce_mean(p)\n",
+    ],
+    ids=["input-data", "logging", "shape", "stop-gradient", "control-only"],
+)
+def test_numpy_off_the_differentiable_path_is_not_found(inside):
+    body = "with tf.GradientTape() as t:\n" + inside + "g = t.gradient(l, model.trainable_variables)\n"
+    assert _numpy(body) == []
+
+
+def test_watched_tensor_through_numpy_is_found():
+    body = (
+        "with tf.GradientTape() as t:\n    t.watch(x)\n    y = float(x) * 2.0\n"
+        "g = t.gradient(y, x)\n"
+    )
+    assert _numpy(body) == ["float(x)"]
+
+
+def _apply_flow(body: str):
+    model = model_of(HEADER + body)
+    (apply,) = model.apply_calls
+    flow = applied_gradients(model, apply)
+    return model, flow
+
+
+def test_gradients_followed_through_zip_and_clip_by_global_norm():
+    model, flow = _apply_flow(
+        "with tf.GradientTape() as t:\n    l = f(m(x))\ng = t.gradient(l, vs)\n"
+        "g, _ = tf.clip_by_global_norm(g, 1.0)\nopt.apply_gradients(list(zip(g, vs)))\n"
+    )
+    assert len(flow.origins) == 1 and not flow.opaque
+    assert not handles_none(model, flow)
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        "pairs = [(a, b) for a, b in zip(g, vs) if a is not None]\nopt.apply_gradients(pairs)\n",
+        "if any(a is None for a in g):\n    raise ValueError('x')\nopt.apply_gradients(zip(g, vs))\n",
+        "opt.apply_gradients(zip(helper(g), vs))\n",
+    ],
+    ids=["filter", "check-raises", "through-helper"],
+)
+def test_none_handled_or_not_followed(between):
+    model, flow = _apply_flow(
+        "with tf.GradientTape() as t:\n    l = f(m(x))\ng = t.gradient(l, vs)\n" + between
+    )
+    assert flow.opaque or not flow.origins or handles_none(model, flow)
+
+
+def test_unconnected_gradients_zero_handles_none():
+    model, flow = _apply_flow(
+        "with tf.GradientTape() as t:\n    l = f(m(x))\n"
+        "g = t.gradient(l, vs, unconnected_gradients=tf.UnconnectedGradients.ZERO)\n"
+        "opt.apply_gradients(zip(g, vs))\n"
+    )
+    assert flow.origins and handles_none(model, flow)
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ("    a = t.gradient(y, x)\n    b = t.gradient(y, w)\n    opt.step()\n", "function"),
+        ("    a = t.gradient(y, x)\n    b = t.gradient(y, w)\n    return a, b\n", None),
+        ("    a = t.gradient(y, x)\n    b = t.gradient(y, w)\n    del t\n    opt.step()\n", None),
+        ("    a = t.gradient(y, x)\n    b = t.gradient(y, w)\n    t = None\n    opt.step()\n", None),
+    ],
+    ids=["work-after", "only-return", "del", "set-none"],
+)
+def test_unreleased_in_function(body, why):
+    model = model_of(
+        HEADER + "def step(x):\n    with tf.GradientTape(persistent=True) as t:\n"
+        "        y = f(x)\n" + body
+    )
+    found = unreleased(model, model.tapes[0])
+    assert (found.why if found else None) == why
+
+
+def test_unreleased_skips_tf_function():
+    model = model_of(
+        HEADER + "@tf.function\ndef step(x):\n    with tf.GradientTape(persistent=True) as t:\n"
+        "        y = f(x)\n    a = t.gradient(y, x)\n    b = t.gradient(y, w)\n    opt.step()\n"
+    )
+    assert unreleased(model, model.tapes[0]) is None

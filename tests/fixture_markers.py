@@ -1,0 +1,30 @@
+"""Reading the `# expect:` markers of fixture files (see fixtures/README.md)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+_MARKER = re.compile(r"#\s*expect:\s*(?P<codes>TAP\d{3}(?::\d+)?(?:\s*,\s*TAP\d{3}(?::\d+)?)*)")
+
+
+def expected(path: Path) -> set[tuple[int, str, int | None]]:
+    """{(line, code, column or None)} from the file's markers."""
+    found = set()
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        match = _MARKER.search(line)
+        if match is None:
+            continue
+        for item in match.group("codes").split(","):
+            code, _, column = item.strip().partition(":")
+            found.add((number, code, int(column) if column else None))
+    return found
+
+
+def rule_fixture_files() -> list[Path]:
+    return sorted(FIXTURES.glob("TAP[1-9]*/*.py"))
+
+
+def clean_files() -> list[Path]:
+    return sorted((FIXTURES / "clean").rglob("*.py"))
