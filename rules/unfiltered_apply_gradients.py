@@ -4,9 +4,9 @@ import libcst as cst
 
 from tapelint.analysis import FileModel
 from tapelint.analysis.gradients import applied_gradients, handles_none
+from tapelint.analysis.names import dotted_name
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule
-from tapelint.analysis.names import dotted_name
 
 
 class UnfilteredApplyGradients(Rule):

@@ -73,9 +73,7 @@ def _fix(model: FileModel, tape: TapeInstance) -> FixIntent | None:
     if args:
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     new_call = tape.ctor.with_changes(args=args)
-    inside = any(
-        is_recording(call.ctx, tape) for call in model.calls_on(tape) if call.is_gradient
-    )
+    inside = any(is_recording(call.ctx, tape) for call in model.calls_on(tape) if call.is_gradient)
     return FixIntent(
         "Remove `persistent=True`",
         Applicability.UNSAFE if inside else Applicability.SAFE,

@@ -7,15 +7,15 @@ the flake8 adapter converts to flake8's 0-based column at its boundary.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
 
 
-class Applicability(str, Enum):
+class Applicability(StrEnum):
     """How sure a fix is to keep behaviour (ruff's vocabulary)."""
 
     SAFE = "safe"

@@ -26,16 +26,14 @@ def _parse_codes(raw: str | None) -> frozenset[str] | None:
 def _matches(selectors: frozenset[str] | None, diagnostic: Diagnostic) -> bool:
     if selectors is None:
         return True
-    return any(
-        diagnostic.code.startswith(s) or diagnostic.name.upper() == s for s in selectors
-    )
+    return any(diagnostic.code.startswith(s) or diagnostic.name.upper() == s for s in selectors)
 
 
 def file_suppressions(text: str) -> list[frozenset[str] | None]:
     return [_parse_codes(m.group("codes")) for m in _FILE_NOQA.finditer(text)]
 
 
-def line_suppression(line: str) -> frozenset[str] | None | bool:
+def line_suppression(line: str) -> frozenset[str] | bool | None:
     """False when the line has no noqa; None for a bare `# noqa`; else the listed codes."""
     match = _LINE_NOQA.search(line)
     if match is None:

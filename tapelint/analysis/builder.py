@@ -341,9 +341,7 @@ class ModelBuilder:
             if isinstance(node.target, cst.Name):
                 self._define(node.target, node.target.value, DefKind.AUG, node.value, self.stmt)
         elif isinstance(node, (cst.Return, cst.Raise)):
-            for part in (
-                (node.value,) if isinstance(node, cst.Return) else (node.exc, node.cause)
-            ):
+            for part in (node.value,) if isinstance(node, cst.Return) else (node.exc, node.cause):
                 if isinstance(part, cst.From):
                     part = part.item
                 if isinstance(part, cst.BaseExpression):
@@ -613,9 +611,7 @@ class ModelBuilder:
             while isinstance(subject, cst.Subscript):
                 subject = subject.value
             if isinstance(subject, cst.Name):
-                self.none_checks.setdefault(
-                    subject, NoneCheck(subject, self._tick(), self.scope)
-                )
+                self.none_checks.setdefault(subject, NoneCheck(subject, self._tick(), self.scope))
             left = right
         self.feeds_value = saved
 
@@ -684,9 +680,7 @@ class ModelBuilder:
                 stmt=self.stmt,
                 persistent=_literal_bool(persistent_arg.value) if persistent_arg else Tri.NO,
                 persistent_arg=persistent_arg,
-                watch_accessed_variables=(
-                    _literal_bool(watch_arg.value) if watch_arg else Tri.YES
-                ),
+                watch_accessed_variables=(_literal_bool(watch_arg.value) if watch_arg else Tri.YES),
             )
             self._ctor_tapes[node] = tape
             self.tapes.append(tape)
@@ -727,9 +721,7 @@ class ModelBuilder:
             description = f"{func.value}()"
             operands = (node.args[0].value,)
         elif (
-            isinstance(func, cst.Attribute)
-            and func.attr.value in _NUMPY_METHODS
-            and not node.args
+            isinstance(func, cst.Attribute) and func.attr.value in _NUMPY_METHODS and not node.args
         ):
             description = f".{func.attr.value}()"
             operands = (func.value,)

@@ -19,8 +19,15 @@ from tapelint.analysis.names import dotted_name
 # purpose: what comes out of them carries no gradient to lose.
 _METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "name", "device", "get_shape"})
 _METADATA_CALLS = frozenset(
-    {"tensorflow.shape", "tensorflow.size", "tensorflow.rank", "tensorflow.shape_n",
-     "tensorflow.stop_gradient", "keras.ops.shape", "keras.ops.stop_gradient"}
+    {
+        "tensorflow.shape",
+        "tensorflow.size",
+        "tensorflow.rank",
+        "tensorflow.shape_n",
+        "tensorflow.stop_gradient",
+        "keras.ops.shape",
+        "keras.ops.stop_gradient",
+    }
 )
 _METADATA_BUILTINS = frozenset({"len", "isinstance", "type", "id"})
 _VARIABLE_LISTS = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})

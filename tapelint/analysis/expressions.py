@@ -10,8 +10,27 @@ from tapelint.analysis.names import ImportTable, is_tensorflow
 
 # Builtins and accessor methods that return what they are given without running a TF op.
 _PURE_BUILTINS = frozenset(
-    {"list", "tuple", "dict", "set", "iter", "next", "getattr", "id", "type", "isinstance",
-     "len", "str", "repr", "print", "sorted", "reversed", "enumerate", "zip", "vars"}
+    {
+        "list",
+        "tuple",
+        "dict",
+        "set",
+        "iter",
+        "next",
+        "getattr",
+        "id",
+        "type",
+        "isinstance",
+        "len",
+        "str",
+        "repr",
+        "print",
+        "sorted",
+        "reversed",
+        "enumerate",
+        "zip",
+        "vars",
+    }
 )
 _ACCESSOR_METHODS = frozenset(
     {"get", "pop", "setdefault", "copy", "items", "values", "keys", "popitem", "__getitem__"}
@@ -24,9 +43,7 @@ def names_in(node: cst.CSTNode) -> Iterator[cst.Name]:
         yield node
     elif isinstance(node, cst.Attribute):
         yield from names_in(node.value)
-    elif isinstance(node, cst.Lambda):
-        return
-    elif isinstance(node, (cst.BaseNumber, cst.SimpleString)):
+    elif isinstance(node, (cst.Lambda, cst.BaseNumber, cst.SimpleString)):
         return
     else:
         for child in node.children:
@@ -74,8 +91,6 @@ def call_argument(call: cst.Call, position: int, keyword: str | None) -> cst.Arg
     return None
 
 
-def argument_value(
-    call: cst.Call, position: int, keyword: str | None
-) -> cst.BaseExpression | None:
+def argument_value(call: cst.Call, position: int, keyword: str | None) -> cst.BaseExpression | None:
     arg = call_argument(call, position, keyword)
     return arg.value if arg is not None else None

@@ -33,7 +33,9 @@ def applied_gradients(model: FileModel, apply: ApplyCall) -> GradientFlow:
     return flow
 
 
-def _follow(model: FileModel, expr: cst.BaseExpression, flow: GradientFlow, apply: ApplyCall) -> None:
+def _follow(
+    model: FileModel, expr: cst.BaseExpression, flow: GradientFlow, apply: ApplyCall
+) -> None:
     if isinstance(expr, cst.Call):
         gradient = _gradient_call(model, expr)
         if gradient is not None:
@@ -50,7 +52,10 @@ def _follow(model: FileModel, expr: cst.BaseExpression, flow: GradientFlow, appl
             return
     elif isinstance(expr, cst.Subscript) and _is_first_item(expr):
         inner = expr.value
-        if isinstance(inner, cst.Call) and model.imports.qualify(inner.func) in _NONE_SAFE_TRANSFORMS:
+        if (
+            isinstance(inner, cst.Call)
+            and model.imports.qualify(inner.func) in _NONE_SAFE_TRANSFORMS
+        ):
             _follow_none_safe(model, inner, flow, apply)
             return
     elif isinstance(expr, (cst.List, cst.Tuple)):
@@ -67,7 +72,9 @@ def _follow(model: FileModel, expr: cst.BaseExpression, flow: GradientFlow, appl
     flow.opaque = True
 
 
-def _follow_none_safe(model: FileModel, call: cst.Call, flow: GradientFlow, apply: ApplyCall) -> None:
+def _follow_none_safe(
+    model: FileModel, call: cst.Call, flow: GradientFlow, apply: ApplyCall
+) -> None:
     first = argument_value(call, 0, "t_list")
     if first is None:
         flow.opaque = True
@@ -87,10 +94,9 @@ def _follow_definition(model: FileModel, d: Def, flow: GradientFlow, apply: Appl
         gradient = _gradient_call(model, d.value)
         if gradient is not None:
             flow.origins.append(gradient)
-        elif (
-            model.imports.qualify(d.value.func) in _NONE_SAFE_TRANSFORMS
-            and d.unpack_index[:1] == (0,)
-        ):
+        elif model.imports.qualify(d.value.func) in _NONE_SAFE_TRANSFORMS and d.unpack_index[
+            :1
+        ] == (0,):
             _follow_none_safe(model, d.value, flow, apply)
         else:
             flow.opaque = True
@@ -107,8 +113,10 @@ def _is_first_item(subscript: cst.Subscript) -> bool:
     if len(subscript.slice) != 1:
         return False
     index = subscript.slice[0].slice
-    return isinstance(index, cst.Index) and isinstance(index.value, cst.Integer) and (
-        index.value.value == "0"
+    return (
+        isinstance(index, cst.Index)
+        and isinstance(index.value, cst.Integer)
+        and (index.value.value == "0")
     )
 
 

@@ -94,7 +94,9 @@ class ImportTable:
 
 
 def is_tensorflow(qualified: str | None) -> bool:
-    return qualified is not None and (qualified == "tensorflow" or qualified.startswith("tensorflow."))
+    return qualified is not None and (
+        qualified == "tensorflow" or qualified.startswith("tensorflow.")
+    )
 
 
 def is_gradient_tape(qualified: str | None) -> bool:

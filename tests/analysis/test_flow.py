@@ -19,7 +19,10 @@ def _max_calls(body: str) -> int:
     ("body", "expected"),
     [
         ("with tf.GradientTape() as t:\n    y = f(x)\ng = t.gradient(y, x)\n", 1),
-        ("with tf.GradientTape() as t:\n    y = f(x)\na = t.gradient(y, x)\nb = t.gradient(y, w)\n", 2),
+        (
+            "with tf.GradientTape() as t:\n    y = f(x)\na = t.gradient(y, x)\nb = t.gradient(y, w)\n",
+            2,
+        ),
         (
             "with tf.GradientTape() as t:\n    y = f(x)\nif c:\n    a = t.gradient(y, x)\n"
             "else:\n    a = t.jacobian(y, x)\n",
@@ -44,8 +47,17 @@ def _max_calls(body: str) -> int:
         ),
         ("with tf.GradientTape() as t:\n    y = f(x)\n", 0),
     ],
-    ids=["one", "two-in-sequence", "exclusive-branches", "loop", "comprehension",
-         "tape-per-iteration", "loop-with-break", "return-in-branch", "none"],
+    ids=[
+        "one",
+        "two-in-sequence",
+        "exclusive-branches",
+        "loop",
+        "comprehension",
+        "tape-per-iteration",
+        "loop-with-break",
+        "return-in-branch",
+        "none",
+    ],
 )
 def test_max_calls_per_path(body, expected):
     assert _max_calls(body) == expected
@@ -53,8 +65,7 @@ def test_max_calls_per_path(body, expected):
 
 def test_escaping_tape_makes_call_count_unknown():
     model = model_of(
-        HEADER
-        + "def f():\n    with tf.GradientTape(persistent=True) as t:\n        y = g(x)\n"
+        HEADER + "def f():\n    with tf.GradientTape(persistent=True) as t:\n        y = g(x)\n"
         "    return t\n"
     )
     (tape,) = model.tapes
@@ -75,17 +86,14 @@ def test_tape_escapes(use):
 
 def test_method_calls_and_del_do_not_escape():
     model = model_of(
-        HEADER
-        + "def f():\n    with tf.GradientTape(persistent=True) as t:\n        t.watch(x)\n"
+        HEADER + "def f():\n    with tf.GradientTape(persistent=True) as t:\n        t.watch(x)\n"
         "        y = g(x)\n    a = t.gradient(y, x)\n    del t\n"
     )
     assert not escapes(model, model.tapes[0])
 
 
 def test_reaching_definitions_join_branches():
-    model = model_of(
-        "if c:\n    loss = a()\nelse:\n    loss = b()\nprint(loss)\n"
-    )
+    model = model_of("if c:\n    loss = a()\nelse:\n    loss = b()\nprint(loss)\n")
     (use,) = [u for u in model.uses_by_node.values() if u.node.value == "loss"]
     assert {d.value.func.value for d in use.defs} == {"a", "b"}
 
@@ -93,9 +101,9 @@ def test_reaching_definitions_join_branches():
 def test_loop_carried_definition_reaches_the_top_of_the_body():
     model = model_of("total = 0\nfor x in xs:\n    print(total)\n    total = total + x\n")
     printed = next(
-        u for u in model.uses_by_node.values()
-        if u.node.value == "total" and u.order == min(
-            v.order for v in model.uses_by_node.values() if v.node.value == "total"
-        )
+        u
+        for u in model.uses_by_node.values()
+        if u.node.value == "total"
+        and u.order == min(v.order for v in model.uses_by_node.values() if v.node.value == "total")
     )
     assert len(printed.defs) == 2

@@ -31,17 +31,36 @@ def _recorded(body: str) -> Tri:
             Tri.UNKNOWN,
         ),
         ("l = 0.0\nwith tf.GradientTape() as t:\n    l += f(x)\ng = t.gradient(l, v)\n", Tri.YES),
-        ("with tf.GradientTape() as t:\n    l = f(x)\ntotal = l\ng = t.gradient(total, v)\n", Tri.YES),
-        ("with tf.GradientTape() as t:\n    out = f(x)\ng = t.gradient(out['loss'], v)\n", Tri.UNKNOWN),
+        (
+            "with tf.GradientTape() as t:\n    l = f(x)\ntotal = l\ng = t.gradient(total, v)\n",
+            Tri.YES,
+        ),
+        (
+            "with tf.GradientTape() as t:\n    out = f(x)\ng = t.gradient(out['loss'], v)\n",
+            Tri.UNKNOWN,
+        ),
         (
             "with tf.GradientTape() as t:\n    p = m(x)\n    with t.stop_recording():\n"
             "        l = f(p)\ng = t.gradient(l, v)\n",
             Tri.NO,
         ),
-        ("def s(l):\n    with tf.GradientTape() as t:\n        p = m(x)\n    return t.gradient(l, v)\n", Tri.UNKNOWN),
+        (
+            "def s(l):\n    with tf.GradientTape() as t:\n        p = m(x)\n    return t.gradient(l, v)\n",
+            Tri.UNKNOWN,
+        ),
     ],
-    ids=["inside", "after", "expression-after", "before", "accumulated-maybe", "accumulated",
-         "alias", "subscript", "stopped", "parameter"],
+    ids=[
+        "inside",
+        "after",
+        "expression-after",
+        "before",
+        "accumulated-maybe",
+        "accumulated",
+        "alias",
+        "subscript",
+        "stopped",
+        "parameter",
+    ],
 )
 def test_target_recorded(body, answer):
     assert _recorded(body) is answer
@@ -75,7 +94,9 @@ def test_numpy_on_model_output_feeding_the_loss_is_found():
     ids=["input-data", "logging", "shape", "stop-gradient", "control-only"],
 )
 def test_numpy_off_the_differentiable_path_is_not_found(inside):
-    body = "with tf.GradientTape() as t:\n" + inside + "g = t.gradient(l, model.trainable_variables)\n"
+    body = (
+        "with tf.GradientTape() as t:\n" + inside + "g = t.gradient(l, model.trainable_variables)\n"
+    )
     assert _numpy(body) == []
 
 
@@ -134,7 +155,10 @@ def test_unconnected_gradients_zero_handles_none():
         ("    a = t.gradient(y, x)\n    b = t.gradient(y, w)\n    opt.step()\n", "function"),
         ("    a = t.gradient(y, x)\n    b = t.gradient(y, w)\n    return a, b\n", None),
         ("    a = t.gradient(y, x)\n    b = t.gradient(y, w)\n    del t\n    opt.step()\n", None),
-        ("    a = t.gradient(y, x)\n    b = t.gradient(y, w)\n    t = None\n    opt.step()\n", None),
+        (
+            "    a = t.gradient(y, x)\n    b = t.gradient(y, w)\n    t = None\n    opt.step()\n",
+            None,
+        ),
     ],
     ids=["work-after", "only-return", "del", "set-none"],
 )
