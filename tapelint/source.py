@@ -15,6 +15,10 @@ import re
 from dataclasses import dataclass
 
 
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 @dataclass(frozen=True)
 class SyntaxProblem:
     line: int
@@ -51,19 +55,26 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     if text.count("\r") != text.count("\r\n"):
         return SparseSource(text, ((1, 1),))  # lone CR line ends: keep the line map trivial
     trigger_lines = _lines_mentioning(text, (*triggers, *_import_aliases(text, triggers)))
-    dropped: list[tuple[int, int]] = []
+    candidates: list[tuple[str, int, int]] = []
     for node in tree.body:
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        if not isinstance(node, _DEFINITIONS):
             continue
         first, last = _span(node)
         if not _any_between(trigger_lines, first, last):
-            dropped.append((first, last))
+            candidates.append((node.name, first, last))
         elif isinstance(node, ast.ClassDef):
             for member in node.body:
-                if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if isinstance(member, _DEFINITIONS):
                     member_first, member_last = _span(member)
                     if not _any_between(trigger_lines, member_first, member_last):
-                        dropped.append((member_first, member_last))
+                        candidates.append((member.name, member_first, member_last))
+    if not candidates:
+        return SparseSource(text, ((1, 1),))
+    # Keep the helpers that the code which matters refers to by name (a function handed to
+    # `tf.py_function`, a loss helper): rules may look into them.
+    kept = _without(text, [(first, last) for _, first, last in candidates]).text
+    referenced = set(_IDENTIFIER.findall(kept))
+    dropped = [(first, last) for name, first, last in candidates if name not in referenced]
     if not dropped:
         return SparseSource(text, ((1, 1),))
     return _without(text, dropped)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from tapelint.analysis.expressions import call_argument
+from tapelint.analysis.expressions import argument_value, call_argument
 from tapelint.analysis.model import (
     ApplyCall,
     Context,
@@ -40,6 +40,7 @@ from tapelint.analysis.names import (
 )
 
 _MAX_LOOP_DEPTH_FOR_SECOND_PASS = 3
+_KERAS_STEPS = frozenset({"train_step", "test_step", "predict_step"})
 _NUMPY_METHODS = frozenset({"numpy", "item", "tolist"})
 _NUMPY_BRIDGES = {
     # qualified name -> (position, keyword) of the tensor operand
@@ -193,10 +194,7 @@ class ModelBuilder:
         self.loop_stack, self.loop_depth = [], 0
         self.stmt = node
         if isinstance(node, cst.FunctionDef):
-            scope.is_tf_function = any(
-                is_tf_function(self.imports.qualify(_decorator_callee(d.decorator)))
-                for d in node.decorators
-            )
+            scope.is_compiled = self._is_tf_function(node) or self._is_keras_step(node, scope)
             self._bind_params(node.params, node)
             self._block(_statements(node.body), node)
         elif isinstance(node, cst.Lambda):
@@ -204,6 +202,23 @@ class ModelBuilder:
             self._expr(node.body)
         elif isinstance(node, cst.ClassDef):
             self._block(_statements(node.body), node)
+
+    def _is_tf_function(self, node: cst.FunctionDef) -> bool:
+        return any(
+            is_tf_function(self.imports.qualify(_decorator_callee(d.decorator)))
+            for d in node.decorators
+        )
+
+    def _is_keras_step(self, node: cst.FunctionDef, scope: Scope) -> bool:
+        owner = scope.parent.node if scope.parent is not None else None
+        if node.name.value not in _KERAS_STEPS or not isinstance(owner, cst.ClassDef):
+            return False
+        for base in owner.bases:
+            qualified = self.imports.qualify(base.value) or ""
+            dotted = dotted_name(base.value) or ""
+            if qualified.startswith("keras.") or dotted.endswith("Model"):
+                return True
+        return False
 
     def _bind_params(self, params: cst.Parameters, owner: cst.CSTNode) -> None:
         every = [*params.posonly_params, *params.params, *params.kwonly_params]
@@ -703,6 +718,7 @@ class ModelBuilder:
         func = node.func
         description: str | None = None
         operands: tuple[cst.BaseExpression, ...] = ()
+        function: cst.BaseExpression | None = None
         if is_numpy(qualified):
             description = f"{dotted_name(func)}()"
             operands = tuple(arg.value for arg in node.args)
@@ -712,6 +728,8 @@ class ModelBuilder:
             if arg is not None:
                 description = f"{dotted_name(func)}()"
                 operands = (arg.value,)
+            if qualified == "tensorflow.py_function":
+                function = argument_value(node, 0, "func")
         elif (
             isinstance(func, cst.Name)
             and func.value in ("float", "int")
@@ -725,19 +743,17 @@ class ModelBuilder:
         ):
             description = f".{func.attr.value}()"
             operands = (func.value,)
-        if description is not None:
-            self.numpy_calls.setdefault(
+        if description is not None and node not in self.numpy_calls:
+            self.numpy_calls[node] = NumpyCall(
                 node,
-                NumpyCall(
-                    node,
-                    description,
-                    operands,
-                    self.ctx,
-                    self._tick(),
-                    self.scope,
-                    self.stmt,
-                    self.feeds_value,
-                ),
+                description,
+                operands,
+                self.ctx,
+                self._tick(),
+                self.scope,
+                self.stmt,
+                self.feeds_value,
+                function,
             )
 
 

@@ -138,6 +138,35 @@ def target_definitions(model: FileModel, call: TapeCall) -> set[Def]:
     return closure
 
 
+def _leaves_tensorflow(model: FileModel, numpy_call: NumpyCall) -> bool:
+    """Whether the conversion certainly drops the value out of TensorFlow. For
+    `tf.py_function`, only when the Python function it runs (defined in this module) converts
+    to NumPy itself; an unknown function is given the benefit of the doubt."""
+    if numpy_call.function is None:
+        return True
+    if not isinstance(numpy_call.function, cst.Name):
+        return isinstance(numpy_call.function, cst.Lambda) and _converts_in(
+            model, numpy_call.function
+        )
+    for d in model.defs_of(numpy_call.function):
+        body = d.stmt if d.kind is DefKind.DEFINITION else d.value
+        if isinstance(body, (cst.FunctionDef, cst.Lambda)) and _converts_in(model, body):
+            return True
+    return False
+
+
+def _converts_in(model: FileModel, function: cst.CSTNode) -> bool:
+    return any(_inside(n.scope, function) for n in model.numpy_calls)
+
+
+def _inside(scope, node: cst.CSTNode) -> bool:
+    while scope is not None:
+        if scope.node is node:
+            return True
+        scope = scope.parent
+    return False
+
+
 def numpy_on_path(model: FileModel, call: TapeCall) -> list[NumpyCall]:
     """NumPy conversions inside the tape's block, of watched-derived values, that feed the
     gradient target of `call`."""
@@ -145,7 +174,10 @@ def numpy_on_path(model: FileModel, call: TapeCall) -> list[NumpyCall]:
     candidates = [
         n
         for n in model.numpy_calls
-        if n.scope is tape.scope and n.feeds_value and is_recording(n.ctx, tape)
+        if n.scope is tape.scope
+        and n.feeds_value
+        and is_recording(n.ctx, tape)
+        and _leaves_tensorflow(model, n)
     ]
     if not candidates:
         return []

@@ -60,7 +60,7 @@ class Unreleased:
 
 
 def unreleased(model: FileModel, tape: TapeInstance) -> Unreleased | None:
-    if tape.persistent is not Tri.YES or tape.scope.is_tf_function or escapes(model, tape):
+    if tape.persistent is not Tri.YES or tape.scope.is_compiled or escapes(model, tape):
         return None
     uses = model.uses_of_tape(tape)
     working = [u for u in uses if u.tape_role != "del"]

@@ -57,7 +57,10 @@ Context = tuple[Frame, ...]
 class Scope:
     node: cst.CSTNode  # Module, FunctionDef, Lambda or ClassDef
     parent: Scope | None
-    is_tf_function: bool = False
+    # Runs as a traced graph: decorated with `tf.function`, or a Keras `train_step` /
+    # `test_step` / `predict_step` override (Keras compiles these unless `run_eagerly=True`).
+    # Python objects such as tapes then live only while the function is traced.
+    is_compiled: bool = False
 
     @property
     def is_module(self) -> bool:
@@ -160,6 +163,9 @@ class NumpyCall:
     stmt: cst.CSTNode | None
     # False when the call only steers control flow (an `if` test, a comparison operand).
     feeds_value: bool = True
+    # For `tf.py_function`, the Python function it runs: py_function is differentiable when
+    # that function uses TensorFlow ops, so it only leaves TensorFlow if the function does.
+    function: cst.BaseExpression | None = None
 
 
 @dataclass(eq=False)

@@ -1,0 +1,189 @@
+"""Settings from `[tool.tapelint]` in pyproject.toml (or a file given with `--config`).
+
+The config file's directory is the project root: `exclude`, `extend-exclude` and the
+`per-file-ignores` globs are relative to it. Without a config file the root is the current
+directory. Command-line options are applied on top with `Settings.override`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tapelint.selection import SelectorError, validate
+
+# Like ruff's defaults: directories that never hold the project's own code.
+DEFAULT_EXCLUDE = (
+    ".git",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".tox",
+    ".nox",
+    "build",
+    "dist",
+    "node_modules",
+    "site-packages",
+    ".mypy_cache",
+    ".ruff_cache",
+    ".pytest_cache",
+    ".eggs",
+    "__pypackages__",
+    "_build",
+    "buck-out",
+)
+
+_SELECTOR_KEYS = ("select", "extend-select", "ignore")
+_PATTERN_KEYS = ("exclude", "extend-exclude")
+_KEYS = (*_SELECTOR_KEYS, *_PATTERN_KEYS, "per-file-ignores", "preview")
+
+
+class ConfigError(Exception):
+    """A config file that cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    root: Path
+    config_file: Path | None = None
+    select: tuple[str, ...] | None = None  # None: the default selection
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    preview: bool = False
+
+    @property
+    def exclude_patterns(self) -> tuple[str, ...]:
+        return (*self.exclude, *self.extend_exclude)
+
+    def override(
+        self,
+        *,
+        select: Iterable[str] | None = None,
+        extend_select: Iterable[str] = (),
+        ignore: Iterable[str] = (),
+        preview: bool = False,
+    ) -> Settings:
+        """Apply command-line options: `select` replaces, the others add."""
+        return dataclasses.replace(
+            self,
+            select=tuple(select) if select is not None else self.select,
+            extend_select=(*self.extend_select, *extend_select),
+            ignore=(*self.ignore, *ignore),
+            preview=self.preview or preview,
+        )
+
+
+def load_settings(config_file: Path | None = None, cwd: Path | None = None) -> Settings:
+    """Settings from `config_file`, else from the nearest pyproject.toml with a
+    `[tool.tapelint]` table at or above `cwd`, else the defaults rooted at `cwd`."""
+    cwd = (cwd or Path.cwd()).resolve()
+    if config_file is None:
+        config_file = find_config(cwd)
+        if config_file is None:
+            return Settings(root=cwd)
+    config_file = Path(config_file).resolve()
+    document = _read_toml(config_file)
+    if config_file.name == "pyproject.toml":
+        return _settings_from(_tool_table(document) or {}, config_file, "tool.tapelint.")
+    return _settings_from(document, config_file, "")
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above `start` that has a `[tool.tapelint]` table."""
+    for directory in (start, *start.parents):
+        candidate = directory / "pyproject.toml"
+        try:
+            # A pyproject.toml that never says "tapelint" cannot hold our table, and it is
+            # not ours to complain about when it is malformed.
+            if b"tapelint" not in candidate.read_bytes():
+                continue
+        except OSError:
+            continue
+        if _tool_table(_read_toml(candidate)) is not None:
+            return candidate
+    return None
+
+
+def _tool_table(document: dict[str, Any]) -> Any:
+    tool = document.get("tool")
+    return tool.get("tapelint") if isinstance(tool, dict) else None
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as file:
+            return tomllib.load(file)
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+
+
+def _settings_from(table: Any, config_file: Path, section: str) -> Settings:
+    """Validate one settings table; `section` prefixes key names in messages."""
+
+    def fail(key: str, problem: str) -> ConfigError:
+        return ConfigError(f"{config_file}: {section}{key}: {problem}")
+
+    if not isinstance(table, dict):
+        raise fail(section.rstrip(".") or "settings", "expected a table")
+    for key in table:
+        if key not in _KEYS:
+            hint = (
+                " (only a file named pyproject.toml is read under [tool.tapelint]; "
+                "other files hold the keys at their top level)"
+                if key == "tool"
+                else ""
+            )
+            raise fail(key, f"unknown key; expected one of {', '.join(_KEYS)}{hint}")
+
+    def strings(key: str, value: Any) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise fail(key, f"expected a list of strings, got {_describe(value)}")
+        return tuple(value)
+
+    def selectors(key: str, value: Any) -> tuple[str, ...]:
+        found = strings(key, value)
+        try:
+            validate(found)
+        except SelectorError as error:
+            raise fail(key, str(error)) from None
+        return found
+
+    values = {key: selectors(key, table[key]) for key in _SELECTOR_KEYS if key in table}
+    values.update({key: strings(key, table[key]) for key in _PATTERN_KEYS if key in table})
+    per_file = table.get("per-file-ignores", {})
+    if not isinstance(per_file, dict):
+        raise fail("per-file-ignores", f"expected a table of glob = [selectors], got "
+                   f"{_describe(per_file)}")
+    per_file_ignores = tuple(
+        (glob, selectors(f"per-file-ignores.{glob!r}", codes))
+        for glob, codes in per_file.items()
+    )
+    preview = table.get("preview", False)
+    if not isinstance(preview, bool):
+        raise fail("preview", f"expected true or false, got {_describe(preview)}")
+    return Settings(
+        root=config_file.parent,
+        config_file=config_file,
+        select=values.get("select"),
+        extend_select=values.get("extend-select", ()),
+        ignore=values.get("ignore", ()),
+        exclude=values.get("exclude", DEFAULT_EXCLUDE),
+        extend_exclude=values.get("extend-exclude", ()),
+        per_file_ignores=per_file_ignores,
+        preview=preview,
+    )
+
+
+def _describe(value: Any) -> str:
+    kind = {bool: "a boolean", str: "a string", int: "an integer", float: "a number",
+            list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+    return f"{kind} ({value!r})"

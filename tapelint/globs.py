@@ -1,0 +1,42 @@
+"""Path patterns for `exclude`, `extend-exclude` and `per-file-ignores`.
+
+They use .gitignore syntax (one matcher for users to learn, and `pathspec` implements it):
+a pattern without a slash matches a file or directory name at any depth (`build`,
+`test_*.py`), one with a slash is anchored at the project root (`src/generated/`,
+`tests/**/*.py`), a trailing slash matches directories only, and a path inside a matched
+directory matches too. A leading `./` is read as anchored, as people write it in ruff
+configs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from pathspec import GitIgnoreSpec
+
+
+class Globs:
+    def __init__(self, patterns: Iterable[str]) -> None:
+        self.patterns = tuple(patterns)
+        normalized = ("/" + p[2:] if p.startswith("./") else p for p in self.patterns)
+        self._spec = GitIgnoreSpec.from_lines(list(normalized))
+
+    def match(self, relative: str, *, is_dir: bool = False) -> bool:
+        """Whether the `/`-separated path `relative` (to the patterns' base) matches."""
+        return bool(self.patterns) and self._spec.match_file(relative + "/" if is_dir else relative)
+
+
+def relative_posix(path: Path, base: Path) -> str | None:
+    """`path` relative to `base` with `/` separators, or None when it is not under `base`.
+
+    Both are compared as given first and then with symlinks resolved, so a project reached
+    through a symlink still matches its own patterns.
+    """
+    for candidate, anchor in ((path, base), (Path(os.path.realpath(path)), base.resolve())):
+        try:
+            return candidate.relative_to(anchor).as_posix()
+        except ValueError:
+            continue
+    return None

@@ -1,0 +1,109 @@
+"""The text prefilter and the slicing that keeps reported positions exact."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tapelint.source import SparseSource, SyntaxProblem, mentions, relevant_source
+from tests.fixture_markers import FIXTURES
+
+TRIGGERS = ("GradientTape",)
+
+BIG = textwrap.dedent(
+    '''
+    import tensorflow as tf
+
+
+    def unrelated(a):
+        """Nothing to do with tapes."""
+        return a + 1
+
+
+    @decorator
+    def also_unrelated():
+        pass
+
+
+    class Trainer:
+        def setup(self):
+            self.x = 1
+
+        def step(self, x):
+            with tf.GradientTape() as tape:
+                y = self.model(x)
+            return tape.gradient(y, self.model.trainable_variables)
+
+        def teardown(self):
+            pass
+
+
+    def uses_helper(x):
+        with tf.GradientTape() as tape:
+            y = scale(x)
+        return tape.gradient(y, x)
+
+
+    def scale(x):
+        return x * 2
+    '''
+)
+
+
+def _assert_lines_preserved(original: str, sparse: SparseSource) -> None:
+    original_lines = original.split("\n")
+    for number, line in enumerate(sparse.text.split("\n")[:-1], start=1):
+        assert original_lines[sparse.original_line(number) - 1] == line
+
+
+def test_definitions_without_triggers_are_cut_and_lines_map_back():
+    sparse = relevant_source(BIG, TRIGGERS)
+    assert isinstance(sparse, SparseSource)
+    assert "def unrelated" not in sparse.text
+    assert "also_unrelated" not in sparse.text
+    assert "def setup" not in sparse.text and "def teardown" not in sparse.text
+    assert "def step" in sparse.text and "class Trainer" in sparse.text
+    _assert_lines_preserved(BIG, sparse)
+
+
+def test_helpers_referenced_by_kept_code_are_kept():
+    sparse = relevant_source(BIG, TRIGGERS)
+    assert "def scale" in sparse.text
+
+
+def test_imported_alias_counts_as_a_trigger():
+    source = "from tensorflow import GradientTape as GT\n\ndef f(x):\n    with GT() as t:\n        y = x\n"
+    sparse = relevant_source(source, TRIGGERS)
+    assert "with GT() as t" in sparse.text
+
+
+def test_syntax_error_is_reported_with_its_line():
+    problem = relevant_source(
+        "import tensorflow as tf\nwith tf.GradientTape() as t\n    pass\n", TRIGGERS
+    )
+    assert isinstance(problem, SyntaxProblem)
+    assert problem.line == 2
+    assert "expected ':'" in problem.message
+
+
+def test_crlf_sources_keep_their_lines():
+    source = BIG.replace("\n", "\r\n")
+    sparse = relevant_source(source, TRIGGERS)
+    assert isinstance(sparse, SparseSource)
+    original_lines = source.split("\n")
+    for number, line in enumerate(sparse.text.split("\n")[:-1], start=1):
+        assert original_lines[sparse.original_line(number) - 1] == line
+
+
+def test_prefilter_needs_a_trigger():
+    assert not mentions("import tensorflow as tf\nx = tf.constant(1)\n", TRIGGERS)
+    assert mentions("with tf.GradientTape() as t: pass\n", TRIGGERS)
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.rglob("*.py")), ids=lambda p: p.name)
+def test_every_fixture_slices_to_lines_of_the_original(path):
+    text = path.read_text(encoding="utf-8")
+    sparse = relevant_source(text, TRIGGERS)
+    if isinstance(sparse, SparseSource):
+        _assert_lines_preserved(text, sparse)
