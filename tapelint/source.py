@@ -14,7 +14,6 @@ import bisect
 import re
 from dataclasses import dataclass
 
-
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
