@@ -49,7 +49,6 @@ class ConfigError(Exception):
 @dataclass(frozen=True)
 class Settings:
     root: Path
-    config_file: Path | None = None
     select: tuple[str, ...] | None = None  # None: the default selection
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
@@ -80,19 +79,22 @@ class Settings:
         )
 
 
-def load_settings(config_file: Path | None = None, cwd: Path | None = None) -> Settings:
+def load_settings(config_file: Path | None = None) -> Settings:
     """Settings from `config_file`, else from the nearest pyproject.toml with a
-    `[tool.tapelint]` table at or above `cwd`, else the defaults rooted at `cwd`."""
-    cwd = (cwd or Path.cwd()).resolve()
+    `[tool.tapelint]` table at or above the current directory, else the defaults."""
+    cwd = Path.cwd().resolve()
     if config_file is None:
         config_file = find_config(cwd)
         if config_file is None:
             return Settings(root=cwd)
     config_file = Path(config_file).resolve()
     document = _read_toml(config_file)
-    if config_file.name == "pyproject.toml":
-        return _settings_from(_tool_table(document) or {}, config_file, "tool.tapelint.")
-    return _settings_from(document, config_file, "")
+    if config_file.name != "pyproject.toml":
+        return _settings_from(document, config_file, "")
+    table = _tool_table(document)
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError(f"{config_file}: tool.tapelint: expected a table")
+    return _settings_from(table or {}, config_file, "tool.tapelint.")
 
 
 def find_config(start: Path) -> Path | None:
@@ -126,14 +128,12 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
 
 
-def _settings_from(table: Any, config_file: Path, section: str) -> Settings:
+def _settings_from(table: dict[str, Any], config_file: Path, section: str) -> Settings:
     """Validate one settings table; `section` prefixes key names in messages."""
 
     def fail(key: str, problem: str) -> ConfigError:
         return ConfigError(f"{config_file}: {section}{key}: {problem}")
 
-    if not isinstance(table, dict):
-        raise fail(section.rstrip(".") or "settings", "expected a table")
     for key in table:
         if key not in _KEYS:
             hint = (
@@ -161,18 +161,17 @@ def _settings_from(table: Any, config_file: Path, section: str) -> Settings:
     values.update({key: strings(key, table[key]) for key in _PATTERN_KEYS if key in table})
     per_file = table.get("per-file-ignores", {})
     if not isinstance(per_file, dict):
-        raise fail("per-file-ignores", f"expected a table of glob = [selectors], got "
-                   f"{_describe(per_file)}")
+        raise fail(
+            "per-file-ignores", f"expected a table of glob = [selectors], got {_describe(per_file)}"
+        )
     per_file_ignores = tuple(
-        (glob, selectors(f"per-file-ignores.{glob!r}", codes))
-        for glob, codes in per_file.items()
+        (glob, selectors(f"per-file-ignores.{glob!r}", codes)) for glob, codes in per_file.items()
     )
     preview = table.get("preview", False)
     if not isinstance(preview, bool):
         raise fail("preview", f"expected true or false, got {_describe(preview)}")
     return Settings(
         root=config_file.parent,
-        config_file=config_file,
         select=values.get("select"),
         extend_select=values.get("extend-select", ()),
         ignore=values.get("ignore", ()),
@@ -184,6 +183,12 @@ def _settings_from(table: Any, config_file: Path, section: str) -> Settings:
 
 
 def _describe(value: Any) -> str:
-    kind = {bool: "a boolean", str: "a string", int: "an integer", float: "a number",
-            list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+    kind = {
+        bool: "a boolean",
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+        list: "a list",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
     return f"{kind} ({value!r})"

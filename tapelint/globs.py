@@ -10,7 +10,6 @@ configs.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -29,14 +28,5 @@ class Globs:
 
 
 def relative_posix(path: Path, base: Path) -> str | None:
-    """`path` relative to `base` with `/` separators, or None when it is not under `base`.
-
-    Both are compared as given first and then with symlinks resolved, so a project reached
-    through a symlink still matches its own patterns.
-    """
-    for candidate, anchor in ((path, base), (Path(os.path.realpath(path)), base.resolve())):
-        try:
-            return candidate.relative_to(anchor).as_posix()
-        except ValueError:
-            continue
-    return None
+    """`path` relative to `base` with `/` separators, or None when it is not under `base`."""
+    return path.relative_to(base).as_posix() if path.is_relative_to(base) else None

@@ -39,12 +39,12 @@ def rules_matching(selector: str, *, preview: bool) -> tuple[type[Rule], ...]:
             for rule in all_rules()
             if (upper == ALL or rule.code.startswith(upper)) and (preview or not rule.preview)
         )
-        if matched or any(rule.code.startswith(upper) for rule in all_rules()):
+        if upper == ALL or matched or any(r.code.startswith(upper) for r in all_rules()):
             return matched
-    raise SelectorError(unknown_selector_message(selector))
+    raise SelectorError(_unknown_selector_message(selector))
 
 
-def unknown_selector_message(selector: str) -> str:
+def _unknown_selector_message(selector: str) -> str:
     close = close_matches(selector)
     hint = (
         f"; did you mean {', '.join(close)}?"
@@ -56,12 +56,26 @@ def unknown_selector_message(selector: str) -> str:
 
 
 def close_matches(word: str) -> list[str]:
-    """Codes and names that look like `word`, best first (for "did you mean")."""
-    if word.upper().startswith("TAP"):
-        candidates = [rule.code for rule in all_rules()]
-        return difflib.get_close_matches(word.upper(), candidates, n=3, cutoff=0.6)
-    candidates = [rule.name for rule in all_rules()]
-    return difflib.get_close_matches(word.lower(), candidates, n=3, cutoff=0.6)
+    """Codes and names that look like `word`, best first (for "did you mean").
+
+    A code-like word is matched by its longest shared prefix past `TAP` (`TAP19` suggests
+    the TAP1xx codes): character similarity alone would rank `TAP401` as high as `TAP101`.
+    """
+    upper = word.strip().upper()
+    codes = [rule.code for rule in all_rules()]
+    if upper.startswith("TAP"):
+        shared = {code: _shared_prefix(code, upper) for code in codes}
+        best = max(shared.values())
+        return [code for code in codes if shared[code] == best > len("TAP")][:3]
+    names = [rule.name for rule in all_rules()]
+    return difflib.get_close_matches(word.strip().lower(), names, n=3, cutoff=0.6) or (
+        difflib.get_close_matches(upper, codes, n=3, cutoff=0.6)
+    )
+
+
+def _shared_prefix(a: str, b: str) -> int:
+    pairs = enumerate(zip(a, b, strict=False))
+    return next((i for i, (x, y) in pairs if x != y), min(len(a), len(b)))
 
 
 def validate(selectors: Iterable[str]) -> None:

@@ -1,0 +1,1 @@
+"""tapelint: find misuse of TensorFlow's tf.GradientTape. Never imports TensorFlow."""

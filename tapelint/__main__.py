@@ -1,0 +1,5 @@
+"""`python -m tapelint`."""
+
+from tapelint.cli import main
+
+main()

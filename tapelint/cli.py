@@ -1,0 +1,241 @@
+"""The `tapelint` command: `check`, `rule`, `rules` and `--version`.
+
+Exit status: 0 nothing found, 1 diagnostics found (0 with `--exit-zero`; with `--diff`,
+1 when there is a diff), 2 a usage or config error, a missing path, or an internal error.
+Every error is one `error: ...` line on stderr.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from tapelint.config import ConfigError, Settings, load_settings
+from tapelint.fixer import fixable_count
+from tapelint.output import FORMATS
+from tapelint.registry import all_rules, rule_by_code_or_name
+from tapelint.rule import Rule
+from tapelint.runner import Options, Report, run
+from tapelint.selection import SelectorError, close_matches, validate
+
+EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class _Group(click.Group):
+    """Runs click outside its standalone mode so that every failure is one `error:` line
+    on stderr with exit status 2, where click would print a usage block or a traceback."""
+
+    def main(self, *args: Any, **kwargs: Any) -> NoReturn:
+        kwargs["standalone_mode"] = False
+        try:
+            status = super().main(*args, **kwargs)
+        except click.exceptions.NoArgsIsHelpError as error:
+            click.echo(error.ctx.get_help() if error.ctx else str(error), err=True)
+            status = EXIT_ERROR
+        except click.ClickException as error:
+            _error(error.format_message())
+            status = EXIT_ERROR
+        except click.Abort:
+            _error("interrupted")
+            status = EXIT_INTERRUPTED
+        except Exception as error:  # never a traceback
+            _error(f"internal error: {type(error).__name__}: {error}")
+            status = EXIT_ERROR
+        sys.exit(status)
+
+
+def _error(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="tapelint", prog_name="tapelint", message="%(prog)s %(version)s")
+def cli() -> None:
+    """Find misuse of TensorFlow's tf.GradientTape before it costs a training run."""
+
+
+def _split(values: Iterable[str]) -> list[str]:
+    """Comma-separated values of a repeatable option, as one list."""
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+_SELECTORS = "Rule codes, code prefixes, rule names or ALL, comma-separated; repeatable."
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--select", multiple=True, metavar="SELECTORS", help=f"Run only these. {_SELECTORS}")
+@click.option(
+    "--extend-select", multiple=True, metavar="SELECTORS", help=f"Run these too. {_SELECTORS}"
+)
+@click.option(
+    "--ignore", multiple=True, metavar="SELECTORS", help=f"Do not run these. {_SELECTORS}"
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A pyproject.toml, or a TOML file with the settings at its top level.",
+)
+@click.option("--preview", is_flag=True, help="Enable preview rules.")
+@click.option(
+    "--output-format",
+    type=click.Choice(sorted(FORMATS)),
+    default="text",
+    show_default=True,
+    help="How to print diagnostics.",
+)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when diagnostics are found.")
+@click.option(
+    "--force-exclude", is_flag=True, help="Apply excludes to paths named on the command line too."
+)
+@click.option("--fix", is_flag=True, help="Apply safe fixes.")
+@click.option("--unsafe-fixes", is_flag=True, help="Include unsafe fixes (with --fix or --diff).")
+@click.option("--diff", is_flag=True, help="Print the changes --fix would make; write nothing.")
+@click.option("-q", "--quiet", is_flag=True, help="No summary line.")
+def check(
+    paths: tuple[str, ...],
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    config_file: Path | None,
+    preview: bool,
+    output_format: str,
+    exit_zero: bool,
+    force_exclude: bool,
+    fix: bool,
+    unsafe_fixes: bool,
+    diff: bool,
+    quiet: bool,
+) -> int:
+    """Check PATHS (files or directories; default: the current directory)."""
+    settings = _settings(config_file, select, extend_select, ignore, preview)
+    options = Options(force_exclude, fix=fix, diff=diff, unsafe_fixes=unsafe_fixes)
+    report = run(paths or (".",), settings, options)
+    if diff:
+        click.echo("".join(report.diffs), nl=False)
+    else:
+        click.echo(FORMATS[output_format](report.diagnostics), nl=False)
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    for error in report.errors:
+        _error(error)
+    if output_format == "text" and not quiet:
+        summary = _summary(report, options)
+        if summary:
+            click.echo(summary, err=True)
+    if report.errors:
+        return EXIT_ERROR
+    found = report.diffs if diff else report.diagnostics
+    return EXIT_FOUND if found and not exit_zero else EXIT_CLEAN
+
+
+def _settings(
+    config_file: Path | None,
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    preview: bool,
+) -> Settings:
+    try:
+        settings = load_settings(config_file)
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    given = {
+        "--select": _split(select),
+        "--extend-select": _split(extend_select),
+        "--ignore": _split(ignore),
+    }
+    for option, selectors in given.items():
+        try:
+            validate(selectors)
+        except SelectorError as error:
+            raise click.ClickException(f"{option}: {error}") from None
+    return settings.override(
+        select=given["--select"] if select else None,
+        extend_select=given["--extend-select"],
+        ignore=given["--ignore"],
+        preview=preview,
+    )
+
+
+def _summary(report: Report, options: Options) -> str | None:
+    """One line for stderr: how many problems, how many fixed, how many could be."""
+    if options.diff:
+        if not report.fixed:
+            return None
+        files = len(report.fixed_paths)
+        return f"Would fix {_count(report.fixed, 'problem')} in {_count(files, 'file')}."
+    remaining = report.diagnostics
+    total = len(remaining) + report.fixed
+    if not total:
+        return None
+    files = len({d.path for d in remaining} | set(report.fixed_paths))
+    notes = []
+    if report.fixed:
+        notes.append(f"{report.fixed} fixed, {len(remaining)} remaining")
+    fixable = fixable_count(remaining, unsafe=options.unsafe_fixes)
+    if fixable and not options.fix:
+        notes.append(f"{fixable} fixable with --fix")
+    hidden = 0 if options.unsafe_fixes else fixable_count(remaining, unsafe=True) - fixable
+    if hidden:
+        notes.append(f"{hidden} more fixable with --unsafe-fixes")
+    suffix = f" ({'; '.join(notes)})" if notes else ""
+    return f"Found {_count(total, 'problem')} in {_count(files, 'file')}{suffix}."
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+@cli.command("rule")
+@click.argument("code_or_name")
+def rule_command(code_or_name: str) -> int:
+    """Print the documentation of one rule (by code or name)."""
+    rule = rule_by_code_or_name(code_or_name)
+    if rule is None:
+        close = close_matches(code_or_name)
+        hint = f"did you mean {', '.join(close)}?" if close else "see `tapelint rules`"
+        raise click.ClickException(f"unknown rule {code_or_name!r}; {hint}")
+    click.echo(f"{rule.code} {rule.name} ({rule.severity.value}, {_default(rule)})")
+    click.echo()
+    click.echo(rule.documentation())
+    return EXIT_CLEAN
+
+
+@cli.command("rules")
+def rules_command() -> int:
+    """List every rule: code, name, severity, whether it runs by default, summary."""
+    header = ("code", "name", "severity", "default", "summary")
+    rows = [header] + [
+        (
+            rule.code,
+            rule.name,
+            rule.severity.value,
+            "preview" if rule.preview else "on",
+            _first_sentence(rule.summary()),
+        )
+        for rule in all_rules()
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header) - 1)]
+    for row in rows:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        click.echo("  ".join([*cells, row[-1]]))
+    return EXIT_CLEAN
+
+
+def _first_sentence(text: str) -> str:
+    return re.split(r"(?<=\.)\s", text, maxsplit=1)[0]
+
+
+def _default(rule: type[Rule]) -> str:
+    return "preview" if rule.preview else "on by default"
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    cli.main(args=argv, prog_name="tapelint")

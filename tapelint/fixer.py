@@ -1,0 +1,184 @@
+"""Applying fixes: edit, re-lint, repeat until nothing fixable is left; then verify and write.
+
+Each pass applies every applicable fix that does not overlap one already taken (a fix's
+edits go in together or not at all), later edits first so earlier positions stay valid,
+then lints the new text: a fix may uncover or remove other diagnostics. The result must
+parse before anything is written, and is written atomically in the file's own encoding.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import difflib
+import io
+import os
+import stat
+import tempfile
+import tokenize
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from tapelint.diagnostics import Applicability, Diagnostic, Edit, Fix
+
+MAX_PASSES = 10
+
+
+class FixError(Exception):
+    """Fixes that cannot be applied to a file; it must be left as it was."""
+
+
+@dataclass(frozen=True)
+class FixedSource:
+    text: str
+    fixed: int  # diagnostics whose fix was applied
+    remaining: list[Diagnostic]  # diagnostics of the final text
+
+
+def applicable(fix: Fix | None, *, unsafe: bool) -> bool:
+    return fix is not None and (unsafe or fix.applicability is Applicability.SAFE)
+
+
+def fix_source(
+    text: str,
+    lint: Callable[[str], list[Diagnostic]],
+    *,
+    unsafe: bool,
+    diagnostics: list[Diagnostic] | None = None,
+) -> FixedSource:
+    """Fix `text` until `lint` finds nothing applicable (at most MAX_PASSES passes).
+
+    `diagnostics` are `lint(text)` when the caller already has them. Raises FixError when
+    the fixed text would not parse.
+    """
+    if "\r" in text.replace("\r\n", ""):
+        # Lone CR line ends: the parser's line numbers would not be the edits' lines.
+        raise FixError("the file has carriage-return-only line ends")
+    current = lint(text) if diagnostics is None else diagnostics
+    fixed_text, fixed = text, 0
+    for _ in range(MAX_PASSES):
+        fixes = [d.fix for d in current if d.fix is not None and applicable(d.fix, unsafe=unsafe)]
+        if not fixes:
+            break
+        new_text, count = apply_fixes(fixed_text, fixes)
+        if new_text == fixed_text:
+            break
+        fixed_text, fixed = new_text, fixed + count
+        current = lint(fixed_text)
+    if fixed_text != text:
+        _check_parses(fixed_text)
+    return FixedSource(fixed_text, fixed, current)
+
+
+def apply_fixes(text: str, fixes: Sequence[Fix]) -> tuple[str, int]:
+    """`text` with the non-overlapping `fixes` applied, and how many were applied."""
+    index = _LineIndex(text)
+    taken: list[tuple[int, int, str]] = []
+    count = 0
+    located = [sorted(index.span(edit) for edit in fix.edits) for fix in fixes]
+    for spans in sorted(located):
+        if spans and not any(_overlap(span, other) for span in spans for other in taken):
+            taken.extend(spans)
+            count += 1
+    for start, end, content in sorted(taken, reverse=True):
+        text = text[:start] + content + text[end:]
+    return text, count
+
+
+def _overlap(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
+    # Two insertions at one point overlap too: their order would be a guess.
+    return (a[0] < b[1] and b[0] < a[1]) or a[0] == b[0]
+
+
+class _LineIndex:
+    """Turns 1-based (line, column) positions into offsets into the text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = [0]
+        self.starts.extend(i + 1 for i, char in enumerate(text) if char == "\n")
+        self.newline = "\r\n" if "\r\n" in text else "\n"
+
+    def span(self, edit: Edit) -> tuple[int, int, str]:
+        content = edit.content
+        if self.newline != "\n":
+            content = content.replace("\r\n", "\n").replace("\n", self.newline)
+        start = self.offset(edit.start.line, edit.start.column)
+        end = self.offset(edit.end.line, edit.end.column)
+        if edit.start.line == len(self.starts) + 1 and not self.text.endswith("\n"):
+            content = self.newline + content  # a line added after a last line with no newline
+        if end < start:
+            raise FixError(f"an edit ends before it starts at line {edit.start.line}")
+        return start, end, content
+
+    def offset(self, line: int, column: int) -> int:
+        if line == len(self.starts) + 1 and column == 1:
+            return len(self.text)  # just past a last line that has no line end
+        if not 1 <= line <= len(self.starts):
+            raise FixError(f"an edit refers to line {line}, past the end of the file")
+        line_end = self.starts[line] if line < len(self.starts) else len(self.text)
+        offset = self.starts[line - 1] + column - 1
+        if not self.starts[line - 1] <= offset <= line_end:
+            raise FixError(f"an edit refers to column {column}, past the end of line {line}")
+        return offset
+
+
+def _check_parses(text: str) -> None:
+    try:
+        ast.parse(text)
+    except SyntaxError as error:
+        raise FixError(
+            f"the fixed code would not parse (line {error.lineno}: {error.msg})"
+        ) from None
+    except ValueError as error:  # null bytes
+        raise FixError(f"the fixed code would not parse ({error})") from None
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    """A unified diff of one file, every line ending in a newline (as `patch` expects)."""
+    lines = difflib.unified_diff(_lines(before), _lines(after), fromfile=path, tofile=path)
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
+
+
+def _lines(text: str) -> list[str]:
+    # Only "\n" ends a line here, as for the parser (str.splitlines also splits on "\f").
+    parts = text.split("\n")
+    return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def encode_like(original: bytes, text: str) -> bytes:
+    """`text` in the encoding `original` was in: its coding cookie, its BOM, else UTF-8."""
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(original).readline)
+    try:
+        return text.encode(encoding)
+    except UnicodeEncodeError as error:
+        raise FixError(f"the fixed code cannot be written as {encoding}: {error}") from None
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace the file (the symlink's target, for a symlink) keeping its permission bits.
+
+    The new content goes to a temporary file in the same directory, then `os.replace`:
+    a crash leaves either the old file or the new one, never half of each.
+    """
+    target = Path(os.path.realpath(path))
+    mode = stat.S_IMODE(os.stat(target).st_mode)
+    fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def fixable_count(diagnostics: Iterable[Diagnostic], *, unsafe: bool) -> int:
+    return sum(applicable(d.fix, unsafe=unsafe) for d in diagnostics)

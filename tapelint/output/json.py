@@ -1,0 +1,52 @@
+"""A JSON list with one object per diagnostic; positions 1-based, ends exclusive.
+
+Keys: path, line, column, end_line, end_column, code, name, severity, message, fix (null or
+{title, applicability, edits: [{line, column, end_line, end_column, content}]}), and `cell`
+only for a notebook diagnostic.
+"""
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from tapelint.diagnostics import Diagnostic, Edit, Fix
+
+
+def render(diagnostics: Sequence[Diagnostic]) -> str:
+    return json.dumps([_diagnostic(d) for d in diagnostics], indent=2, ensure_ascii=False) + "\n"
+
+
+def _diagnostic(diagnostic: Diagnostic) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "path": diagnostic.path,
+        "line": diagnostic.start.line,
+        "column": diagnostic.start.column,
+        "end_line": diagnostic.end.line,
+        "end_column": diagnostic.end.column,
+        "code": diagnostic.code,
+        "name": diagnostic.name,
+        "severity": diagnostic.severity.value,
+        "message": diagnostic.message,
+        "fix": _fix(diagnostic.fix) if diagnostic.fix is not None else None,
+    }
+    if diagnostic.cell is not None:
+        result["cell"] = diagnostic.cell
+    return result
+
+
+def _fix(fix: Fix) -> dict[str, Any]:
+    return {
+        "title": fix.title,
+        "applicability": fix.applicability.value,
+        "edits": [_edit(edit) for edit in fix.edits],
+    }
+
+
+def _edit(edit: Edit) -> dict[str, Any]:
+    return {
+        "line": edit.start.line,
+        "column": edit.start.column,
+        "end_line": edit.end.line,
+        "end_column": edit.end.column,
+        "content": edit.content,
+    }

@@ -1,0 +1,153 @@
+"""One `tapelint check` run: discover the files, lint each with the rules that apply to it,
+fix when asked, and collect what to report. Printing is the CLI's job.
+
+A problem with one file never stops the run: a file that cannot be read becomes a TAP002
+diagnostic, a fix that would break a file leaves it untouched with a warning, and an
+unexpected error in the engine is reported for that file (and makes the run exit 2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tapelint.config import Settings
+from tapelint.diagnostics import Diagnostic
+from tapelint.engine import Linter, decode_source
+from tapelint.files import SourceFile, SourceKind, discover, read_source
+from tapelint.fixer import (
+    FixError,
+    encode_like,
+    fix_source,
+    fixable_count,
+    unified_diff,
+    write_atomically,
+)
+from tapelint.globs import Globs, relative_posix
+from tapelint.rule import Rule
+from tapelint.selection import rules_matching, select_rules
+
+
+@dataclass(frozen=True)
+class Options:
+    force_exclude: bool = False
+    fix: bool = False  # apply fixes and write the files
+    diff: bool = False  # compute the fixes but only report them as a diff (wins over fix)
+    unsafe_fixes: bool = False
+
+
+@dataclass
+class Report:
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # what remains, sorted
+    fixed: int = 0  # diagnostics fixed (or, with `diff`, that would be)
+    fixed_paths: list[str] = field(default_factory=list)
+    diffs: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # the run exits 2
+    warnings: list[str] = field(default_factory=list)
+
+
+def run(paths: Sequence[str], settings: Settings, options: Options) -> Report:
+    found = discover(
+        paths,
+        root=settings.root,
+        exclude=settings.exclude_patterns,
+        force_exclude=options.force_exclude,
+    )
+    report = Report(
+        errors=[f"{path}: no such file or directory" for path in found.missing],
+        warnings=list(found.warnings),
+    )
+    linters = _Linters(settings)
+    cwd = Path.cwd()
+    for source in found.files:
+        if source.kind is SourceKind.NOTEBOOK:
+            continue  # notebooks are discovered but not read yet
+        display = display_path(source.path, cwd)
+        try:
+            _check_file(source, display, linters.for_file(source.path), options, report)
+        except Exception as error:  # an engine bug must not end the run for other files
+            report.errors.append(f"{display}: internal error: {type(error).__name__}: {error}")
+    report.diagnostics.sort(key=lambda d: d.sort_key)
+    return report
+
+
+def _check_file(
+    source: SourceFile, display: str, linter: Linter, options: Options, report: Report
+) -> None:
+    try:
+        data = read_source(source.path)
+    except OSError as error:
+        report.diagnostics.extend(
+            linter.unreadable(display, f"cannot read: {error.strerror or error}")
+        )
+        return
+    diagnostics = linter.check_bytes(data, display)
+    fixing = options.fix or options.diff
+    if fixing and fixable_count(diagnostics, unsafe=options.unsafe_fixes):
+        diagnostics = _fix_file(source.path, display, data, diagnostics, linter, options, report)
+    report.diagnostics.extend(diagnostics)
+
+
+def _fix_file(
+    path: Path,
+    display: str,
+    data: bytes,
+    diagnostics: list[Diagnostic],
+    linter: Linter,
+    options: Options,
+    report: Report,
+) -> list[Diagnostic]:
+    """Fix one file; the diagnostics to report afterwards."""
+    text = decode_source(data)
+    try:
+        result = fix_source(
+            text,
+            lambda fixed: linter.check_text(fixed, display),
+            unsafe=options.unsafe_fixes,
+            diagnostics=diagnostics,
+        )
+        if result.text == text:
+            return diagnostics
+        if options.diff:
+            report.diffs.append(unified_diff(display, text, result.text))
+        else:
+            write_atomically(path, encode_like(data, result.text))
+    except FixError as error:
+        report.warnings.append(f"{display}: fixes not applied: {error}; file left unchanged")
+        return diagnostics
+    except OSError as error:
+        report.errors.append(f"{display}: cannot write fixes: {error.strerror or error}")
+        return diagnostics
+    report.fixed += result.fixed
+    report.fixed_paths.append(display)
+    return diagnostics if options.diff else result.remaining
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    """Relative to the current directory when under it, else absolute."""
+    relative = relative_posix(path, cwd)
+    return relative if relative is not None else str(path)
+
+
+class _Linters:
+    """The linter for each file: the selected rules less its per-file-ignores."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.root = settings.root
+        self.selected = select_rules(
+            settings.select, settings.extend_select, settings.ignore, preview=settings.preview
+        )
+        self.per_file = [
+            (Globs([glob]), {r for s in selectors for r in rules_matching(s, preview=True)})
+            for glob, selectors in settings.per_file_ignores
+        ]
+        self._linters: dict[tuple[type[Rule], ...], Linter] = {}
+
+    def for_file(self, path: Path) -> Linter:
+        relative = relative_posix(path, self.root) or path.name
+        ignored = {r for globs, ignores in self.per_file if globs.match(relative) for r in ignores}
+        rules = tuple(rule for rule in self.selected if rule not in ignored)
+        if rules not in self._linters:
+            self._linters[rules] = Linter(rules)
+        return self._linters[rules]
