@@ -20,8 +20,10 @@ class PersistentTapeNotReleased(Rule):
     after the last use.
 
     Not flagged: a function that only returns after the tape's last use (the tape is freed
-    on return), a `tf.function` step (the tape is a trace-time object there), and a tape
-    that escapes the function.
+    on return); a `tf.function` step or a Keras `train_step` / `test_step` override (Keras
+    traces them into a graph, where the tape is a trace-time object); a tape that escapes the
+    function; a tape that answers at most one gradient call (its persistence is the problem:
+    TAP102 reports it).
 
     ## Why is this bad?
     A persistent tape holds every intermediate tensor of the forward pass until the tape

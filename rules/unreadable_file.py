@@ -10,6 +10,9 @@ class UnreadableFile(Rule):
     ## Why is this bad?
     tapelint cannot check what it cannot read. The run goes on with the other files.
 
+    Like TAP001, this applies to the files tapelint needs to read: a file whose raw bytes never
+    mention a gradient tape is skipped before it is decoded (a UTF-16 file, for instance).
+
     ## Example
     A `train.py` saved as Latin-1 with a `é` in a comment and no `# -*- coding: latin-1 -*-`.
 

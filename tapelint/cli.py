@@ -7,7 +7,6 @@ Every error is one `error: ...` line on stderr.
 
 from __future__ import annotations
 
-import re
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -218,7 +217,7 @@ def rules_command() -> int:
             rule.name,
             rule.severity.value,
             "preview" if rule.preview else "on",
-            _first_sentence(rule.summary()),
+            rule.summary(),
         )
         for rule in all_rules()
     ]
@@ -227,10 +226,6 @@ def rules_command() -> int:
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
         click.echo("  ".join([*cells, row[-1]]))
     return EXIT_CLEAN
-
-
-def _first_sentence(text: str) -> str:
-    return re.split(r"(?<=\.)\s", text, maxsplit=1)[0]
 
 
 def _default(rule: type[Rule]) -> str:

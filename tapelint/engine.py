@@ -28,11 +28,13 @@ class Linter:
     def __init__(self, rules: Sequence[type[Rule]]) -> None:
         self.codes = frozenset(rule.code for rule in rules)
         self.rules = [rule() for rule in rules if not rule.engine_reported]
-        self.triggers = tuple(sorted({t for rule in self.rules for t in rule.triggers}))
+        # Engine-reported rules (syntax errors) have triggers too: they apply to the files
+        # tapelint reads, which are the files some rule can have something to say about.
+        self.triggers = tuple(sorted({t for rule in rules for t in rule.triggers}))
 
     # ---------------------------------------------------------------- entry points
     def check_bytes(self, data: bytes, path: str) -> list[Diagnostic]:
-        if not self.rules or not any(t.encode() in data for t in self.triggers):
+        if not self.codes or not any(t.encode() in data for t in self.triggers):
             return []
         try:
             text = decode_source(data)
@@ -41,23 +43,24 @@ class Linter:
         return self.check_text(text, path)
 
     def check_text(self, text: str, path: str) -> list[Diagnostic]:
-        if not self.rules or not mentions(text, self.triggers):
+        if not self.codes or not mentions(text, self.triggers):
             return []
+        lines = text.split("\n")
         sparse = relevant_source(text, self.triggers)
         if isinstance(sparse, SyntaxProblem):
-            return self._syntax_error(path, sparse)
-        try:
-            module = cst.parse_module(sparse.text)
-        except cst.ParserSyntaxError as error:
-            problem = SyntaxProblem(
-                sparse.original_line(error.raw_line), error.raw_column + 1, error.message
-            )
-            return self._syntax_error(path, problem)
-        findings = self._findings(module)
-        if not findings:
-            return []
-        diagnostics = self._locate(module, sparse, path, findings)
-        lines = text.split("\n")
+            diagnostics = self._syntax_error(path, sparse)
+        else:
+            try:
+                module = cst.parse_module(sparse.text)
+            except cst.ParserSyntaxError as error:
+                line = sparse.original_line(error.raw_line)
+                problem = SyntaxProblem(line, error.raw_column + 1, error.message)
+                diagnostics = self._syntax_error(path, problem)
+            else:
+                findings = self._findings(module)
+                if not findings:
+                    return []
+                diagnostics = self._locate(module, sparse, lines, path, findings)
         lines_of = {d.start.line: lines[d.start.line - 1] for d in diagnostics}
         return sorted(unsuppressed(diagnostics, lines_of, text), key=lambda d: d.sort_key)
 
@@ -73,6 +76,7 @@ class Linter:
         self,
         module: cst.Module,
         sparse: SparseSource,
+        lines: list[str],
         path: str,
         findings: list[tuple[type[Rule], Finding]],
     ) -> list[Diagnostic]:
@@ -87,7 +91,7 @@ class Linter:
             where = positions[finding.node]
             fix = None
             if finding.fix is not None:
-                edits = tuple(_edit(edit, positions, at) for edit in finding.fix.edits)
+                edits = tuple(_edit(edit, positions, at, lines) for edit in finding.fix.edits)
                 fix = Fix(finding.fix.title, finding.fix.applicability, edits)
             diagnostics.append(
                 Diagnostic(
@@ -118,15 +122,16 @@ class Linter:
         return [Diagnostic(path, start, start, rule.code, rule.name, rule.severity, message)]
 
 
-def _edit(edit: NodeEdit, positions, at) -> Edit:
+def _edit(edit: NodeEdit, positions, at, lines: list[str]) -> Edit:
     where = positions[edit.node]
     if edit.kind == "replace":
         return Edit(at(where), at(where, end=True), edit.text)
-    # insert_after: a new line after the statement's last line, at the statement's indentation
+    # insert_after: a new line after the statement's last line, indented like the statement
+    # (its own whitespace, tabs included).
     start, end = at(where), at(where, end=True)
     # A statement's range ends either on its last line or at column 1 of the line after it.
     line_after = Position(end.line + 1 if end.column > 1 else end.line, 1)
-    indent = " " * (start.column - 1)
+    indent = lines[start.line - 1][: start.column - 1]
     return Edit(line_after, line_after, f"{indent}{edit.text}\n")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import ClassVar
@@ -63,10 +64,10 @@ class Rule:
 
     @classmethod
     def summary(cls) -> str:
-        """The first line of the documentation's "What it does" section."""
-        doc = cls.documentation()
-        _, _, rest = doc.partition("## What it does")
-        return " ".join(rest.strip().split("\n\n", 1)[0].split())
+        """The first sentence of the documentation's "What it does" section."""
+        _, _, rest = cls.documentation().partition("## What it does")
+        paragraph = " ".join(rest.strip().split("\n\n", 1)[0].split())
+        return re.split(r"(?<=\.)\s", paragraph, maxsplit=1)[0]
 
 
 def source_of(model: FileModel, node: cst.CSTNode, limit: int = 48) -> str:

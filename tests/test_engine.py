@@ -102,3 +102,34 @@ def test_persistent_fix_removes_the_argument():
     (edit,) = diagnostic.fix.edits
     assert edit.content == "tf.GradientTape()"
     assert (edit.start, edit.end) == (Position(2, 6), Position(2, 38))
+
+
+def test_release_fix_keeps_tab_indentation():
+    source = (
+        "import tensorflow as tf\n\ndef step(x):\n"
+        "\twith tf.GradientTape(persistent=True) as tape:\n\t\ty = f(x)\n"
+        "\ta = tape.gradient(y, x)\n\tb = tape.gradient(y, w)\n\topt.step(a, b)\n"
+    )
+    (diagnostic,) = [d for d in LINTER.check_text(source, "s.py") if d.code == "TAP103"]
+    (edit,) = diagnostic.fix.edits
+    assert edit.content == "\tdel tape\n"
+
+
+def test_syntax_errors_alone_can_be_selected():
+    linter = Linter([r for r in all_rules() if r.code == "TAP001"])
+    source = "import tensorflow as tf\nwith tf.GradientTape() as tape\n    y = 1\n"
+    assert [d.code for d in linter.check_text(source, "b.py")] == ["TAP001"]
+
+
+def test_file_level_noqa_silences_syntax_errors_too():
+    source = "# tapelint: noqa\nimport tensorflow as tf\nwith tf.GradientTape() as tape\n    y = 1\n"
+    assert LINTER.check_text(source, "b.py") == []
+
+
+def test_a_tape_that_serves_one_call_is_reported_once():
+    source = (
+        "import tensorflow as tf\ndef step(x):\n"
+        "    with tf.GradientTape(persistent=True) as tape:\n        y = f(x)\n"
+        "    g = tape.gradient(y, x)\n    opt.step(g)\n"
+    )
+    assert [d.code for d in LINTER.check_text(source, "s.py")] == ["TAP102"]

@@ -60,7 +60,11 @@ class Unreleased:
 
 
 def unreleased(model: FileModel, tape: TapeInstance) -> Unreleased | None:
+    """A persistent tape that needs its persistence (more than one call) and outlives its
+    last use; a tape that serves at most one call has a simpler problem: its persistence."""
     if tape.persistent is not Tri.YES or tape.scope.is_compiled or escapes(model, tape):
+        return None
+    if serves_at_most_one_call(model, tape) is Tri.YES:
         return None
     uses = model.uses_of_tape(tape)
     working = [u for u in uses if u.tape_role != "del"]
