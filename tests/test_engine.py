@@ -122,7 +122,9 @@ def test_syntax_errors_alone_can_be_selected():
 
 
 def test_file_level_noqa_silences_syntax_errors_too():
-    source = "# tapelint: noqa\nimport tensorflow as tf\nwith tf.GradientTape() as tape\n    y = 1\n"
+    source = (
+        "# tapelint: noqa\nimport tensorflow as tf\nwith tf.GradientTape() as tape\n    y = 1\n"
+    )
     assert LINTER.check_text(source, "b.py") == []
 
 

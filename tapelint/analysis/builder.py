@@ -739,9 +739,7 @@ class ModelBuilder:
             description = f"{func.value}()"
             operands = (node.args[0].value,)
         elif (
-            isinstance(func, cst.Attribute)
-            and func.attr.value in _NUMPY_METHODS
-            and not node.args
+            isinstance(func, cst.Attribute) and func.attr.value in _NUMPY_METHODS and not node.args
         ):
             description = f".{func.attr.value}()"
             operands = (func.value,)
