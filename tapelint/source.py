@@ -54,6 +54,8 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     if text.count("\r") != text.count("\r\n"):
         return SparseSource(text, ((1, 1),))  # lone CR line ends: keep the line map trivial
     trigger_lines = _lines_mentioning(text, (*triggers, *_import_aliases(text, triggers)))
+    prose = _docstring_lines(tree)
+    trigger_lines = [line for line in trigger_lines if line not in prose]
     candidates: list[tuple[str, int, int]] = []
     for node in tree.body:
         if not isinstance(node, _DEFINITIONS):
@@ -61,12 +63,16 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
         first, last = _span(node)
         if not _any_between(trigger_lines, first, last):
             candidates.append((node.name, first, last))
-        elif isinstance(node, ast.ClassDef):
-            for member in node.body:
-                if isinstance(member, _DEFINITIONS):
-                    member_first, member_last = _span(member)
-                    if not _any_between(trigger_lines, member_first, member_last):
-                        candidates.append((member.name, member_first, member_last))
+        if isinstance(node, ast.ClassDef):
+            # Methods can go one by one, but a class body must keep at least one statement.
+            members = [
+                (member.name, *_span(member))
+                for member in node.body
+                if isinstance(member, _DEFINITIONS)
+                and not _any_between(trigger_lines, *_span(member))
+            ]
+            if len(members) < len(node.body):
+                candidates.extend(members)
     if not candidates:
         return SparseSource(text, ((1, 1),))
     # Keep the helpers that the code which matters refers to by name (a function handed to
@@ -77,6 +83,28 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     if not dropped:
         return SparseSource(text, ((1, 1),))
     return _without(text, dropped)
+
+
+def _docstring_lines(tree: ast.Module) -> set[int]:
+    """Lines of the docstrings of top-level definitions and their members: a tape in an
+    example there (`>>> with tf.GradientTape() as g:`) is prose, not code."""
+    lines: set[int] = set()
+    pending: list[ast.AST] = [tree]
+    for node in tree.body:
+        if isinstance(node, _DEFINITIONS):
+            pending.append(node)
+            if isinstance(node, ast.ClassDef):
+                pending.extend(m for m in node.body if isinstance(m, _DEFINITIONS))
+    for node in pending:
+        body = getattr(node, "body", [])
+        if (
+            body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            lines.update(range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1))
+    return lines
 
 
 def _import_aliases(text: str, triggers: tuple[str, ...]) -> tuple[str, ...]:
@@ -104,7 +132,8 @@ def _lines_mentioning(text: str, triggers: tuple[str, ...]) -> list[int]:
     for position in positions:
         line += text.count("\n", last, position)
         last = position
-        lines.append(line)
+        if "#" not in text[text.rfind("\n", 0, position) + 1 : position]:  # not a comment
+            lines.append(line)
     return lines
 
 

@@ -107,3 +107,54 @@ def test_every_fixture_slices_to_lines_of_the_original(path):
     sparse = relevant_source(text, TRIGGERS)
     if isinstance(sparse, SparseSource):
         _assert_lines_preserved(text, sparse)
+
+
+def test_tapes_in_docstrings_and_comments_do_not_keep_a_definition():
+    source = textwrap.dedent(
+        '''
+        import tensorflow as tf
+
+
+        def documented(x):
+            """Example:
+
+            >>> with tf.GradientTape() as g:
+            ...     y = x * x
+            """
+            return x
+
+
+        def commented(x):
+            # like tf.GradientTape, but cheaper
+            return x
+        '''
+    )
+    sparse = relevant_source(source, TRIGGERS)
+    assert "def documented" not in sparse.text
+    assert "def commented" not in sparse.text
+
+
+def test_a_referenced_class_keeps_a_parsable_body():
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+
+
+        class Helper:
+            def first(self):
+                return 1
+
+            def second(self):
+                return 2
+
+
+        def step(x):
+            h = Helper()
+            with tf.GradientTape() as tape:
+                y = h.first() * x
+            return tape.gradient(y, x)
+        """
+    )
+    sparse = relevant_source(source, TRIGGERS)
+    compile(sparse.text, "sparse", "exec")
+    assert "class Helper" in sparse.text
