@@ -4,9 +4,10 @@ import libcst as cst
 
 from tapelint.analysis import FileModel
 from tapelint.analysis.gradients import applied_gradients, handles_none
+from tapelint.analysis.model import ApplyCall
 from tapelint.analysis.names import dotted_name
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule
+from tapelint.diagnostics import Applicability, Severity
+from tapelint.rule import Finding, FixIntent, NodeEdit, Rule
 
 
 class UnfilteredApplyGradients(Rule):
@@ -43,6 +44,13 @@ class UnfilteredApplyGradients(Rule):
             pairs.append((grad, var))
     optimizer.apply_gradients(pairs)
     ```
+
+    ## Fix safety
+    For `optimizer.apply_gradients(zip(grads, variables))` written as a statement of its own
+    (with `grads` and `variables` plain names or attributes), the fix inserts a check that
+    logs the variables without a gradient through `tf.get_logger()`, and passes only the pairs
+    whose gradient is not `None`. It is unsafe: it changes what the step logs and what it
+    passes to the optimizer (a list instead of a `zip`).
     """
 
     code = "TAP401"
@@ -63,4 +71,46 @@ class UnfilteredApplyGradients(Rule):
                 f"`{callee}` receives gradients straight from `{tape}.gradient` without a "
                 "None check; filter out None gradients (`if g is not None`) and report the "
                 "variables that got none",
+                _fix(model, apply),
             )
+
+
+def _fix(model: FileModel, apply: ApplyCall) -> FixIntent | None:
+    """Filter and report, for `opt.apply_gradients(zip(grads, variables))` as a statement."""
+    statement = apply.stmt
+    tf = model.imports.local_alias_of("tensorflow")
+    if (
+        tf is None
+        or apply.method != "apply_gradients"
+        or not isinstance(statement, cst.SimpleStatementLine)
+        or len(statement.body) != 1
+        or not isinstance(statement.body[0], cst.Expr)
+        or statement.body[0].value is not apply.node
+        or len(apply.node.args) != 1
+    ):
+        return None
+    pairs = apply.node.args[0].value
+    if not (
+        isinstance(pairs, cst.Call)
+        and isinstance(pairs.func, cst.Name)
+        and pairs.func.value == "zip"
+        and len(pairs.args) == 2
+        and all(a.keyword is None and a.star == "" for a in pairs.args)
+    ):
+        return None
+    grads, variables = (dotted_name(a.value) for a in pairs.args)
+    if grads is None or variables is None:
+        return None
+    report = (
+        f"if any(g is None for g in {grads}):\n"
+        f"    {tf}.get_logger().warning(\n"
+        f'        "no gradient for %s",\n'
+        f"        [v.name for g, v in zip({grads}, {variables}) if g is None],\n"
+        "    )"
+    )
+    filtered = f"[(g, v) for g, v in zip({grads}, {variables}) if g is not None]"
+    return FixIntent(
+        "Report the variables without a gradient and apply only the others",
+        Applicability.UNSAFE,
+        (NodeEdit("insert_before", statement, report), NodeEdit("replace", pairs, filtered)),
+    )

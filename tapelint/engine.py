@@ -124,15 +124,17 @@ class Linter:
 
 def _edit(edit: NodeEdit, positions, at, lines: list[str]) -> Edit:
     where = positions[edit.node]
-    if edit.kind == "replace":
-        return Edit(at(where), at(where, end=True), edit.text)
-    # insert_after: a new line after the statement's last line, indented like the statement
-    # (its own whitespace, tabs included).
     start, end = at(where), at(where, end=True)
+    if edit.kind == "replace":
+        return Edit(start, end, edit.text)
+    # Inserted lines are indented like the statement, with its own whitespace (tabs too).
+    indent = lines[start.line - 1][: start.column - 1]
+    text = "".join(f"{indent}{line}\n" for line in edit.text.split("\n"))
+    if edit.kind == "insert_before":
+        return Edit(Position(start.line, 1), Position(start.line, 1), text)
     # A statement's range ends either on its last line or at column 1 of the line after it.
     line_after = Position(end.line + 1 if end.column > 1 else end.line, 1)
-    indent = lines[start.line - 1][: start.column - 1]
-    return Edit(line_after, line_after, f"{indent}{edit.text}\n")
+    return Edit(line_after, line_after, text)
 
 
 def decode_source(data: bytes) -> str:

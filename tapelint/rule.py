@@ -19,7 +19,8 @@ class NodeEdit:
     """A source change expressed on the tree; the engine turns it into a text edit.
 
     `replace`: replace `node`'s text with `text`.
-    `insert_after`: add the line `text` after statement `node`, at its indentation.
+    `insert_after` / `insert_before`: add the lines of `text` after / before statement
+    `node`, each indented like the statement.
     """
 
     kind: str

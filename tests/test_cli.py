@@ -62,7 +62,9 @@ def test_output_is_sorted_by_path_then_position(mixed):
         ("sub/a.py", "TAP101"),
         ("sub/a.py", "TAP401"),
     ]
-    assert result.stderr == "Found 6 problems in 5 files (2 fixable with --fix).\n"
+    assert result.stderr == (
+        "Found 6 problems in 5 files (2 fixable with --fix; 2 more fixable with --unsafe-fixes).\n"
+    )
 
 
 def test_exit_zero_reports_but_exits_0(project):

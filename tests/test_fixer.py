@@ -228,3 +228,31 @@ def test_a_fix_that_changes_nothing_is_not_counted():
 
     result = fix_source("x = 1\n", lint, unsafe=False)
     assert (result.text, result.fixed, len(result.remaining), len(calls)) == ("x = 1\n", 0, 1, 1)
+
+
+UNFILTERED = """\
+import tensorflow as tf
+
+
+def train_step(model, optimizer, x):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(model(x, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_unfiltered_apply_fix_is_unsafe_and_filters_and_reports(project):
+    path = write(project, "train.py", UNFILTERED)
+    assert run_cli("check", "--fix").exit_code == 1
+    assert path.read_text() == UNFILTERED
+    result = run_cli("check", "--fix", "--unsafe-fixes")
+    assert (result.exit_code, result.stdout) == (0, "")
+    fixed = path.read_text()
+    ast.parse(fixed)
+    assert "    if any(g is None for g in grads):\n        tf.get_logger().warning(" in fixed
+    assert (
+        "    optimizer.apply_gradients([(g, v) for g, v in zip(grads, "
+        "model.trainable_variables) if g is not None])\n"
+    ) in fixed
+    assert run_cli("check", "--fix", "--unsafe-fixes").stderr == ""

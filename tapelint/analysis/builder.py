@@ -677,7 +677,7 @@ class ModelBuilder:
                     return
             if method in ("apply_gradients", "apply"):
                 self.apply_calls.setdefault(
-                    node, ApplyCall(node, method, self.ctx, self._tick(), self.scope)
+                    node, ApplyCall(node, method, self.ctx, self._tick(), self.scope, self.stmt)
                 )
                 return
         self._maybe_numpy(node, qualified)

@@ -148,6 +148,7 @@ class ApplyCall:
     ctx: Context
     order: int
     scope: Scope
+    stmt: cst.CSTNode | None
 
 
 @dataclass(eq=False)
