@@ -92,3 +92,19 @@ def test_checking_never_imports_tensorflow():
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_readme_example_output_is_what_tapelint_prints():
+    import re
+    import subprocess
+    import sys
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    command, output = re.search(r"```text\n\$ tapelint (check [^\n]+)\n([^\n]+)\n```", readme).groups()
+    result = subprocess.run(
+        [sys.executable, "-m", "tapelint", *command.split(), "-q"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert result.stdout.strip() == output
