@@ -6,7 +6,8 @@ from tapelint.diagnostics import Applicability, Severity
 from tapelint.rule import Finding, FixIntent, NodeEdit, Rule
 
 _WHERE = {
-    "module": "at module level, where it lives as long as the program (or notebook kernel)",
+    "module": "at module level while the statements after it run",
+    "notebook": "in the notebook's kernel after the last cell ran",
     "loop": "in a loop body, so it lives on into the next iteration",
     "function": "while the rest of the function runs",
 }

@@ -100,7 +100,9 @@ def test_readme_example_output_is_what_tapelint_prints():
     import sys
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    command, output = re.search(r"```text\n\$ tapelint (check [^\n]+)\n([^\n]+)\n```", readme).groups()
+    command, output = re.search(
+        r"```text\n\$ tapelint (check [^\n]+)\n([^\n]+)\n```", readme
+    ).groups()
     result = subprocess.run(
         [sys.executable, "-m", "tapelint", *command.split(), "-q"],
         capture_output=True,

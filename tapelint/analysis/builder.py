@@ -114,6 +114,8 @@ class ModelBuilder:
         self.loop_stack: list[tuple[list[State], list[State]]] = []
         self.loop_depth = 0
         self.pending: list[tuple[Scope, cst.CSTNode]] = []
+        # nested scope node -> (its scope, the state reaching its definition, traversal order)
+        self._definition_points: dict[cst.CSTNode, tuple[Scope, State | None, int]] = {}
 
     # ------------------------------------------------------------------ entry point
     def build(self) -> FileModel:
@@ -173,15 +175,41 @@ class ModelBuilder:
         self.loop_stack, self.loop_depth = [], 0
         self._block(body, scope.node)
 
-    def _defer(self, node: cst.CSTNode) -> Scope:
+    def _defer(self, node: cst.CSTNode) -> None:
+        """Walk `node`'s scope once its parent is done. A definition walked again (in a loop's
+        second pass) keeps its scope and joins what reaches it."""
+        seen = self._definition_points.get(node)
+        if seen is not None:
+            self._definition_points[node] = (seen[0], join(seen[1], self.state), seen[2])
+            return
         scope = self._new_scope(node, self.scope)
+        self._definition_points[node] = (
+            scope,
+            self.state.copy() if self.state else None,
+            self._order,
+        )
         self.pending.append((scope, node))
-        return scope
 
     def _closure_state(self, scope: Scope) -> State:
-        """Names of enclosing scopes, visible with all their definitions (class bodies skipped)."""
-        visible: dict[str, frozenset[Def]] = {}
-        enclosing = scope.parent
+        """The enclosing scopes' names as a nested scope sees them when it runs.
+
+        Inside a function, that is what reached its definition plus whatever the enclosing
+        function binds after it (the closure may run later): a name rebound before the
+        definition (`tape` of an earlier tape) is not confused with its later value. A
+        module-level function or a method may run any time: every definition of the
+        enclosing non-class scopes is visible.
+        """
+        _, reaching, defined_at = self._definition_points[scope.node]
+        parent = scope.parent
+        if parent is not None and isinstance(parent.node, (cst.FunctionDef, cst.Lambda)):
+            visible = dict(reaching.defs) if reaching else {}
+            for name, defs in self._scope_defs[parent].items():
+                later = frozenset(d for d in defs if d.order > defined_at)
+                if later:
+                    visible[name] = visible.get(name, frozenset()) | later
+            return State(visible)
+        visible = {}
+        enclosing = parent
         while enclosing is not None:
             if not isinstance(enclosing.node, cst.ClassDef):
                 for name, defs in self._scope_defs[enclosing].items():

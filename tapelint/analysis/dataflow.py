@@ -42,6 +42,7 @@ class Watched:
         self.names: set[str] = set()  # dotted names: `w`, `self.kernel`
         self.callables: set[str] = set()  # dotted names of models/layers: `model`, `self`
         self._derived: dict[Def, bool] = {}
+        self._methods = _methods_of_enclosing_class(model, call)
         sources = argument_value(call.node, 1, "sources")
         if sources is not None:
             self._add_sources(sources, set())
@@ -90,7 +91,7 @@ class Watched:
             return self.derives(expr.value)
         if isinstance(expr, cst.Call):
             func = expr.func
-            if dotted_name(func) in self.callables:
+            if dotted_name(func) in self.callables or self._is_submodel(func):
                 return True
             qualified = self.model.imports.qualify(func)
             if qualified in _METADATA_CALLS:
@@ -104,6 +105,16 @@ class Watched:
             return False
         return any(self.derives(child) for child in expr.children)
 
+    def _is_submodel(self, func: cst.BaseExpression) -> bool:
+        """`self.encoder` when `self`'s variables are watched: an attribute of a watched model
+        that is called holds a layer or sub-model (a method of the class is not one)."""
+        if not isinstance(func, cst.Attribute):
+            return False
+        owner = dotted_name(func.value)
+        if owner not in self.callables:
+            return False
+        return not (owner == "self" and func.attr.value in self._methods)
+
     def _def_derives(self, d: Def) -> bool:
         cached = self._derived.get(d)
         if cached is not None:
@@ -116,6 +127,17 @@ class Watched:
                 result = self.derives(d.target)
         self._derived[d] = result
         return result
+
+
+def _methods_of_enclosing_class(model: FileModel, call: TapeCall) -> set[str]:
+    parent = call.tape.scope.parent
+    if parent is None or not isinstance(parent.node, cst.ClassDef):
+        return set()
+    return {
+        name
+        for name, defs in model.scope_defs[parent].items()
+        if any(d.kind is DefKind.DEFINITION for d in defs)
+    }
 
 
 def target_definitions(model: FileModel, call: TapeCall) -> set[Def]:
@@ -190,4 +212,17 @@ def numpy_on_path(model: FileModel, call: TapeCall) -> list[NumpyCall]:
             continue
         if any(watched.derives(operand) for operand in numpy_call.operands):
             found.append(numpy_call)
-    return found
+    # `np.square(pred.numpy() - y)` leaves TensorFlow once: report the innermost conversion.
+    return [n for n in found if not any(_encloses(n.node, other.node) for other in found)]
+
+
+def _encloses(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    if outer is inner:
+        return False
+    pending = list(outer.children)
+    while pending:
+        node = pending.pop()
+        if node is inner:
+            return True
+        pending.extend(node.children)
+    return False

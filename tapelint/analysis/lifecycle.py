@@ -54,7 +54,7 @@ class Unreleased:
     """A persistent tape kept alive after its last use while more work runs."""
 
     last_use: cst.CSTNode  # the statement of the last use
-    why: str  # "module", "loop" or "function"
+    why: str  # "module", "notebook", "loop" or "function"
     # The statement after which `del <tape>` can go, in the block that created the tape.
     release_after: cst.CSTNode | None
 
@@ -75,13 +75,14 @@ def unreleased(model: FileModel, tape: TapeInstance) -> Unreleased | None:
     loop = _innermost_loop(tape)
     if _released_after(model, tape, uses, last_order, loop):
         return None
+    after = _after_last_use(model, last_stmt, tape.name or "")
     if loop is not None:
         why = "loop"
-    elif tape.scope.is_module:
-        why = "module" if model.is_notebook or _work_after(model, last_stmt) else None
+    elif after == "work":
+        why = "module" if tape.scope.is_module else "function"
+    elif after == "end" and tape.scope.is_module and model.is_notebook:
+        why = "notebook"
     else:
-        why = "function" if _work_after(model, last_stmt) else None
-    if why is None:
         return None
     return Unreleased(last_stmt, why, _release_point(model, tape, last_stmt))
 
@@ -109,23 +110,49 @@ def _released_after(
     return False
 
 
-def _is_return(stmt: cst.CSTNode) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and all(
-        isinstance(small, (cst.Return, cst.Pass)) for small in stmt.body
-    )
+_LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical"})
 
 
-def _work_after(model: FileModel, stmt: cst.CSTNode) -> bool:
-    """Whether any statement other than `return` can run after `stmt` in its scope."""
+def _is_idle(model: FileModel, stmt: cst.CSTNode) -> bool:
+    """`return`, `pass`, a docstring, or printing/logging: nothing that holds memory long."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        if isinstance(small, (cst.Return, cst.Pass)):
+            continue
+        if not isinstance(small, cst.Expr):
+            return False
+        value = small.value
+        if isinstance(value, cst.SimpleString):
+            continue
+        if not isinstance(value, cst.Call):
+            return False
+        func = value.func
+        if isinstance(func, cst.Name) and func.value == "print":
+            continue
+        if isinstance(func, cst.Attribute) and func.attr.value in _LOG_METHODS:
+            continue
+        if model.imports.qualify(func) == "tensorflow.print":
+            continue
+        return False
+    return True
+
+
+def _after_last_use(model: FileModel, stmt: cst.CSTNode, name: str) -> str:
+    """What follows the last use in its scope: "work" (a statement that is not idle runs
+    while the tape is alive), "rebound" (the name is rebound or deleted first) or "end"."""
     current = stmt
     while current in model.stmt_parent:
         owner, block, index = model.stmt_parent[current]
-        if any(not _is_return(later) for later in block[index + 1 :]):
-            return True
+        for later in block[index + 1 :]:
+            if any(d.name == name for d in model.defs_by_stmt.get(later, ())):
+                return "rebound"
+            if not _is_idle(model, later):
+                return "work"
         if isinstance(owner, (cst.Module, cst.FunctionDef, cst.ClassDef)):
-            return False
+            return "end"
         current = owner
-    return False
+    return "end"
 
 
 def _release_point(

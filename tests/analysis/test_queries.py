@@ -177,3 +177,26 @@ def test_unreleased_skips_tf_function():
         "        y = f(x)\n    a = t.gradient(y, x)\n    b = t.gradient(y, w)\n    opt.step()\n"
     )
     assert unreleased(model, model.tapes[0]) is None
+
+
+def test_nested_conversions_are_reported_once_at_the_innermost():
+    body = (
+        "with tf.GradientTape() as t:\n    p = model(x)\n    l = tf.reduce_mean(np.square(p.numpy() - y))\n"
+        "g = t.gradient(l, model.trainable_variables)\n"
+    )
+    assert _numpy(body) == ["p.numpy()"]
+
+
+def test_sub_models_of_a_watched_keras_model_are_watched():
+    model = model_of(
+        HEADER + "class VAE(tf.keras.Model):\n"
+        "    def augment(self, x):\n        return x\n"
+        "    def train_step(self, data):\n"
+        "        with tf.GradientTape() as tape:\n"
+        "            z = self.encoder(data)\n"
+        "            a = np.asarray(self.augment(data))\n"
+        "            loss = tf.reduce_mean(np.square(z)) + tf.reduce_mean(a)\n"
+        "        return tape.gradient(loss, self.trainable_variables)\n"
+    )
+    (call,) = model.gradient_calls
+    assert [code(model, n.node) for n in numpy_on_path(model, call)] == ["np.square(z)"]

@@ -159,3 +159,34 @@ def test_unrelated_with_and_non_tensorflow_tapes_are_ignored():
     )
     assert model.tapes == []
     assert model.tape_calls == []
+
+
+def test_closure_sees_the_tape_bound_where_it_is_defined():
+    model = model_of(
+        """
+        import tensorflow as tf
+        def update(x):
+            with tf.GradientTape() as tape:
+                c = critic(x)
+            cg = tape.gradient(c, critic.trainable_variables)
+            with tf.GradientTape() as tape:
+                a = actor(x)
+            def apply_actor():
+                ag = tape.gradient(a, actor.trainable_variables)
+                return ag
+            return tf.cond(flag, apply_actor, tf.no_op)
+        """
+    )
+    first, second = model.tapes
+    assert [c.tape for c in model.gradient_calls] == [first, second]
+
+
+def test_function_defined_in_a_loop_has_one_scope():
+    model = model_of(
+        """
+        for i in range(3):
+            def f():
+                return i
+        """
+    )
+    assert len([s for s in model.scopes if not s.is_module]) == 1
