@@ -10,6 +10,7 @@ _WHERE = {
     "notebook": "in the notebook's kernel after the last cell ran",
     "loop": "in a loop body, so it lives on into the next iteration",
     "function": "while the rest of the function runs",
+    "attribute": "on its object after the function returns",
 }
 
 

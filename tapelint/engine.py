@@ -57,7 +57,7 @@ class Linter:
                 problem = SyntaxProblem(line, error.raw_column + 1, error.message)
                 diagnostics = self._syntax_error(path, problem)
             else:
-                findings = self._findings(module)
+                findings = self._findings(module, text)
                 if not findings:
                     return []
                 diagnostics = self._locate(module, sparse, lines, path, findings)
@@ -68,8 +68,8 @@ class Linter:
         return self._tool_diagnostic("TAP002", path, 1, 1, reason)
 
     # ---------------------------------------------------------------- internals
-    def _findings(self, module: cst.Module) -> list[tuple[type[Rule], Finding]]:
-        model = build_model(module)
+    def _findings(self, module: cst.Module, text: str) -> list[tuple[type[Rule], Finding]]:
+        model = build_model(module, source_text=text)
         return [(type(rule), f) for rule in self.rules for f in rule.check(model)]
 
     def _locate(

@@ -88,8 +88,9 @@ def _literal_bool(expr: cst.BaseExpression) -> Tri:
 
 
 class ModelBuilder:
-    def __init__(self, module: cst.Module, *, is_notebook: bool = False) -> None:
+    def __init__(self, module: cst.Module, *, source_text: str, is_notebook: bool) -> None:
         self.module = module
+        self.source_text = source_text
         self.is_notebook = is_notebook
         self.imports = ImportTable()
         self.scopes: list[Scope] = []
@@ -104,6 +105,7 @@ class ModelBuilder:
         self._defs: dict[tuple[int, str], Def] = {}
         self._scope_defs: dict[Scope, dict[str, list[Def]]] = {}
         self._ctor_tapes: dict[cst.Call, TapeInstance] = {}
+        self._tracked_attributes: set[str] = set()  # dotted names that held a tape
         self._order = 0
         # walking state
         self.scope: Scope
@@ -147,6 +149,7 @@ class ModelBuilder:
             uses_of_def=uses_of_def,
             stmt_parent=self.stmt_parent,
             scope_defs=self._scope_defs,
+            source_text=self.source_text,
             is_notebook=self.is_notebook,
         )
 
@@ -292,8 +295,11 @@ class ModelBuilder:
             self.state.defs[name] = frozenset((d,))
         return d
 
-    def _use(self, node: cst.Name) -> Use:
-        defs = self.state.defs.get(node.value, frozenset()) if self.state else frozenset()
+    def _use(self, node: cst.Name | cst.Attribute, key: str | None = None) -> Use:
+        """Record a load of a name (or of a tracked attribute such as `self.tape`, by its
+        dotted `key`) with the definitions reaching it."""
+        key = key if key is not None else node.value
+        defs = self.state.defs.get(key, frozenset()) if self.state else frozenset()
         use = self.uses_by_node.get(node)
         if use is None:
             use = Use(node, defs, self.ctx, self._tick(), self.scope, self.stmt)
@@ -331,13 +337,33 @@ class ModelBuilder:
                     self._bind(element.value, value, sub_kind, (*index, i))
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, value, kind, ())
+        elif isinstance(target, cst.Attribute) and self._binds_tracked_attribute(target, value):
+            self._expr(target.value)
+            key = dotted_name(target)
+            d = self._define(target, key, kind, value, self.stmt)
+            tape = self._tape_bound_by(value) if value is not None else None
+            if tape is not None:
+                d.tape = tape
+                tape.name = tape.name or key
         else:  # attribute or subscript: evaluates its object, binds no local name
             self._expr(target)
+
+    def _binds_tracked_attribute(
+        self, target: cst.Attribute, value: cst.BaseExpression | None
+    ) -> bool:
+        """Attributes are followed like names once a tape is stored in one (`self.tape`)."""
+        key = dotted_name(target)
+        if key is None:
+            return False
+        if key not in self._tracked_attributes and value is not None:
+            if self._tape_bound_by(value) is not None:
+                self._tracked_attributes.add(key)
+        return key in self._tracked_attributes
 
     def _tape_bound_by(self, value: cst.BaseExpression) -> TapeInstance | None:
         if isinstance(value, cst.Call):
             return self._ctor_tapes.get(value)
-        if isinstance(value, cst.Name):
+        if isinstance(value, (cst.Name, cst.Attribute)):
             use = self.uses_by_node.get(value)
             return self._tape_of(use) if use else None
         return None
@@ -415,11 +441,14 @@ class ModelBuilder:
                     self._define(bound, bound.value, DefKind.IMPORT, None, self.stmt)
 
     def _del(self, target: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name):
-            use = self._use(target)
+        key = dotted_name(target)
+        if isinstance(target, cst.Name) or key in self._tracked_attributes:
+            if isinstance(target, cst.Attribute):
+                self._expr(target.value)
+            use = self._use(target, key)
             use.tape_role = "del"
             if self.state is not None:
-                self.state.defs[target.value] = frozenset()
+                self.state.defs[key] = frozenset()
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self._del(element.value)
@@ -545,9 +574,9 @@ class ModelBuilder:
             call = self.tape_calls.get(expr)
             if tape is None and call is not None and call.method == "stop_recording":
                 return Frame(FrameKind.STOP, node, call.tape)
-        elif isinstance(expr, cst.Name):
-            use = self.uses_by_node[expr]
-            tape = self._tape_of(use)
+        elif isinstance(expr, (cst.Name, cst.Attribute)):
+            use = self.uses_by_node.get(expr)
+            tape = self._tape_of(use) if use is not None else None
             if tape is not None:
                 use.tape_role = "with"
         if tape is None:
@@ -596,6 +625,10 @@ class ModelBuilder:
             self._use(node)
         elif isinstance(node, cst.Attribute):
             self._expr(node.value)
+            if self._tracked_attributes:
+                key = dotted_name(node)
+                if key in self._tracked_attributes:
+                    self._use(node, key)
         elif isinstance(node, cst.Call):
             self._call(node)
         elif isinstance(node, (cst.BaseNumber, cst.SimpleString, cst.Ellipsis)):
@@ -696,8 +729,8 @@ class ModelBuilder:
             return
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if isinstance(func.value, cst.Name):
-                use = self.uses_by_node[func.value]
+            use = self.uses_by_node.get(func.value)
+            if use is not None:
                 tape = self._tape_of(use)
                 if tape is not None:
                     use.tape_role = method
@@ -818,5 +851,10 @@ def _statements(suite: cst.BaseSuite) -> Sequence[cst.CSTNode]:
     return suite.body if isinstance(suite, cst.IndentedBlock) else (suite,)
 
 
-def build_model(module: cst.Module, *, is_notebook: bool = False) -> FileModel:
-    return ModelBuilder(module, is_notebook=is_notebook).build()
+def build_model(
+    module: cst.Module, *, source_text: str | None = None, is_notebook: bool = False
+) -> FileModel:
+    """The tape model of `module`; `source_text` is the whole file when `module` was parsed
+    from a slice of it (defaults to the module's own code)."""
+    text = source_text if source_text is not None else module.code
+    return ModelBuilder(module, source_text=text, is_notebook=is_notebook).build()

@@ -24,7 +24,7 @@ _NEEDS_PERSISTENCE = frozenset({"jacobian", "batch_jacobian"})
 def escapes(model: FileModel, tape: TapeInstance) -> bool:
     """Whether the tape may be used where this analysis cannot see: returned, passed to a
     call, stored, referenced from a nested function, or never bound to a local name."""
-    if tape.name is None:
+    if tape.name is None or "." in tape.name:  # stored on an object: outlives the scope
         return True
     for use in model.uses_of_tape(tape):
         if use.tape_role is None or use.scope is not tape.scope:
@@ -54,7 +54,7 @@ class Unreleased:
     """A persistent tape kept alive after its last use while more work runs."""
 
     last_use: cst.CSTNode  # the statement of the last use
-    why: str  # "module", "notebook", "loop" or "function"
+    why: str  # "module", "notebook", "loop", "function" or "attribute"
     # The statement after which `del <tape>` can go, in the block that created the tape.
     release_after: cst.CSTNode | None
 
@@ -62,9 +62,11 @@ class Unreleased:
 def unreleased(model: FileModel, tape: TapeInstance) -> Unreleased | None:
     """A persistent tape that needs its persistence (more than one call) and outlives its
     last use; a tape that serves at most one call has a simpler problem: its persistence."""
-    if tape.persistent is not Tri.YES or tape.scope.is_compiled or escapes(model, tape):
+    if tape.persistent is not Tri.YES or tape.scope.is_compiled:
         return None
-    if serves_at_most_one_call(model, tape) is Tri.YES:
+    if tape.name is not None and "." in tape.name:
+        return _unreleased_attribute(model, tape)
+    if escapes(model, tape) or serves_at_most_one_call(model, tape) is Tri.YES:
         return None
     uses = model.uses_of_tape(tape)
     working = [u for u in uses if u.tape_role != "del"]
@@ -85,6 +87,25 @@ def unreleased(model: FileModel, tape: TapeInstance) -> Unreleased | None:
     else:
         return None
     return Unreleased(last_stmt, why, _release_point(model, tape, last_stmt))
+
+
+def _unreleased_attribute(model: FileModel, tape: TapeInstance) -> Unreleased | None:
+    """A persistent tape stored on an object (`self.tape = tf.GradientTape(...)`) and never
+    deleted from it: it lives as long as the object. Only judged when the whole file
+    mentions the attribute in this function alone."""
+    uses = model.uses_of_tape(tape)
+    if any(u.scope is not tape.scope or u.tape_role is None for u in uses):
+        return None
+    attribute = "." + (tape.name or "").rsplit(".", 1)[-1]
+    inside = model.module.code_for_node(tape.scope.node).count(attribute)
+    if model.source_text.count(attribute) != inside:
+        return None
+    working = [u for u in uses if u.tape_role != "del"]
+    last_stmt = working[-1].stmt if working else tape.stmt
+    last_order = working[-1].order if working else tape.order
+    if last_stmt is None or _released_after(model, tape, uses, last_order, None):
+        return None
+    return Unreleased(last_stmt, "attribute", _release_point(model, tape, last_stmt))
 
 
 def _innermost_loop(tape: TapeInstance) -> cst.CSTNode | None:

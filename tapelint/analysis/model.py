@@ -83,7 +83,7 @@ class Def:
 
 @dataclass(eq=False)
 class Use:
-    node: cst.Name
+    node: cst.Name | cst.Attribute  # an attribute when it is a tracked one (`self.tape`)
     defs: frozenset[Def]
     ctx: Context
     order: int
@@ -189,11 +189,14 @@ class FileModel:
     numpy_calls: list[NumpyCall]
     none_checks: list[NoneCheck]
     defs_by_stmt: dict[cst.CSTNode, list[Def]]
-    uses_by_node: dict[cst.Name, Use]
+    uses_by_node: dict[cst.CSTNode, Use]
     uses_of_def: dict[Def, list[Use]]
     # statement -> (owning compound statement or scope node, the block it sits in, its index)
     stmt_parent: dict[cst.CSTNode, tuple[cst.CSTNode, tuple[cst.CSTNode, ...], int]]
     scope_defs: dict[Scope, dict[str, list[Def]]]
+    # The file's whole text: the parsed module may leave out definitions that cannot matter,
+    # and a few questions (is this attribute used anywhere else?) need all of it.
+    source_text: str = ""
     is_notebook: bool = False
 
     def __post_init__(self) -> None:

@@ -190,3 +190,24 @@ def test_function_defined_in_a_loop_has_one_scope():
         """
     )
     assert len([s for s in model.scopes if not s.is_module]) == 1
+
+
+def test_tape_stored_on_self_is_followed_like_a_name():
+    model = model_of(
+        """
+        import tensorflow as tf
+        class T:
+            def step(self, x):
+                self.tape = tf.GradientTape(persistent=True)
+                with self.tape:
+                    y = self.f(x)
+                a = self.tape.gradient(y, x)
+                del self.tape
+        """
+    )
+    (tape,) = model.tapes
+    assert tape.name == "self.tape"
+    assert len(tape.blocks) == 1
+    assert [c.method for c in model.calls_on(tape)] == ["gradient"]
+    roles = [u.tape_role for u in model.uses_of_tape(tape)]
+    assert roles == ["with", "gradient", "del"]
