@@ -355,9 +355,8 @@ class ModelBuilder:
         key = dotted_name(target)
         if key is None:
             return False
-        if key not in self._tracked_attributes and value is not None:
-            if self._tape_bound_by(value) is not None:
-                self._tracked_attributes.add(key)
+        if value is not None and self._tape_bound_by(value) is not None:
+            self._tracked_attributes.add(key)
         return key in self._tracked_attributes
 
     def _tape_bound_by(self, value: cst.BaseExpression) -> TapeInstance | None:
