@@ -4,8 +4,12 @@ Each scope (module, function, lambda, class body) is walked statement by stateme
 abstract state: the definitions that reach each name, and for each tape how many gradient
 calls it has answered so far on the current path. Branches are walked separately and
 joined; loop bodies are walked twice so that values and counts carried by the back edge are
-seen. Nested scopes are walked after their parent, with the parent's definitions visible
-flow-insensitively (closures run at an unknown time).
+seen. Nested scopes are walked after their parent: a closure sees what reached its
+definition plus what its function binds later; a module-level function or a method sees every
+definition of the enclosing scopes (it may run at any time).
+
+Tapes stored in attributes (`self.tape = tf.GradientTape()`) are followed like names: such a
+dotted name is tracked from the first assignment of a tape to it.
 """
 
 from __future__ import annotations
@@ -14,7 +18,14 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from tapelint.analysis.expressions import argument_value, call_argument
+from tapelint.analysis.conversions import numpy_conversion
+from tapelint.analysis.expressions import (
+    call_argument,
+    child_blocks,
+    decorator_callee,
+    is_none,
+    statements,
+)
 from tapelint.analysis.model import (
     ApplyCall,
     Context,
@@ -35,50 +46,12 @@ from tapelint.analysis.names import (
     ImportTable,
     dotted_name,
     is_gradient_tape,
-    is_numpy,
     is_tf_function,
 )
+from tapelint.analysis.state import State, join
 
 _MAX_LOOP_DEPTH_FOR_SECOND_PASS = 3
 _KERAS_STEPS = frozenset({"train_step", "test_step", "predict_step"})
-_NUMPY_METHODS = frozenset({"numpy", "item", "tolist"})
-_NUMPY_BRIDGES = {
-    # qualified name -> (position, keyword) of the tensor operand
-    "tensorflow.numpy_function": (1, "inp"),
-    "tensorflow.py_function": (1, "inp"),
-    "keras.ops.convert_to_numpy": (0, "x"),
-}
-
-
-class State:
-    """Reaching definitions per name, and gradient calls answered per tape on this path."""
-
-    __slots__ = ("counts", "defs")
-
-    def __init__(
-        self,
-        defs: dict[str, frozenset[Def]] | None = None,
-        counts: dict[TapeInstance, int] | None = None,
-    ) -> None:
-        self.defs = defs if defs is not None else {}
-        self.counts = counts if counts is not None else {}
-
-    def copy(self) -> State:
-        return State(dict(self.defs), dict(self.counts))
-
-
-def join(*states: State | None) -> State | None:
-    live = [s for s in states if s is not None]
-    if not live:
-        return None
-    result = live[0].copy()
-    for other in live[1:]:
-        for name, defs in other.defs.items():
-            mine = result.defs.get(name)
-            result.defs[name] = defs if mine is None else mine | defs
-        for tape, count in other.counts.items():
-            result.counts[tape] = max(result.counts.get(tape, 0), count)
-    return result
 
 
 def _literal_bool(expr: cst.BaseExpression) -> Tri:
@@ -163,7 +136,7 @@ class ModelBuilder:
                     elif isinstance(small, cst.ImportFrom):
                         self.imports.add_import_from(small)
             else:
-                for block in _child_blocks(stmt):
+                for block in child_blocks(stmt):
                     self._collect_imports(block)
 
     # ------------------------------------------------------------------ scopes
@@ -227,16 +200,16 @@ class ModelBuilder:
         if isinstance(node, cst.FunctionDef):
             scope.is_compiled = self._is_tf_function(node) or self._is_keras_step(node, scope)
             self._bind_params(node.params, node)
-            self._block(_statements(node.body), node)
+            self._block(statements(node.body), node)
         elif isinstance(node, cst.Lambda):
             self._bind_params(node.params, node)
             self._expr(node.body)
         elif isinstance(node, cst.ClassDef):
-            self._block(_statements(node.body), node)
+            self._block(statements(node.body), node)
 
     def _is_tf_function(self, node: cst.FunctionDef) -> bool:
         return any(
-            is_tf_function(self.imports.qualify(_decorator_callee(d.decorator)))
+            is_tf_function(self.imports.qualify(decorator_callee(d.decorator)))
             for d in node.decorators
         )
 
@@ -389,7 +362,7 @@ class ModelBuilder:
         if handler is not None:
             handler(stmt)
         else:
-            for block in _child_blocks(stmt):
+            for block in child_blocks(stmt):
                 self._block(block, stmt)
 
     def _small(self, node: cst.BaseSmallStatement) -> None:
@@ -458,14 +431,14 @@ class ModelBuilder:
         self._control_expr(node.test)
         entry = self.state
         self.state = entry.copy() if entry else None
-        self._block(_statements(node.body), node)
+        self._block(statements(node.body), node)
         after_body = self.state
         self.state = entry.copy() if entry else None
         if isinstance(node.orelse, cst.If):
             self.stmt_parent[node.orelse] = (node, (node.orelse,), 0)
             self._stmt(node.orelse)
         elif isinstance(node.orelse, cst.Else):
-            self._block(_statements(node.orelse.body), node)
+            self._block(statements(node.orelse.body), node)
         self.state = join(after_body, self.state)
 
     def _stmt_For(self, node: cst.For) -> None:
@@ -474,11 +447,11 @@ class ModelBuilder:
         def bind() -> None:
             self._bind(node.target, node.iter, DefKind.FOR)
 
-        self._loop(node, None, bind, _statements(node.body), node.orelse)
+        self._loop(node, None, bind, statements(node.body), node.orelse)
 
     def _stmt_While(self, node: cst.While) -> None:
         forever = isinstance(node.test, cst.Name) and node.test.value == "True"
-        self._loop(node, node.test, None, _statements(node.body), node.orelse, forever=forever)
+        self._loop(node, node.test, None, statements(node.body), node.orelse, forever=forever)
 
     def _loop(
         self,
@@ -512,13 +485,13 @@ class ModelBuilder:
         breaks = self.loop_stack.pop()[0]
         self.state = None if forever else head
         if orelse is not None and self.state is not None:
-            self._block(_statements(orelse.body), node)
+            self._block(statements(orelse.body), node)
         self.state = join(self.state, *breaks)
 
     def _stmt_Try(self, node: cst.Try | cst.TryStar) -> None:
         entry = self.state
         self.state = entry.copy() if entry else None
-        self._block(_statements(node.body), node)
+        self._block(statements(node.body), node)
         body_end = self.state
         handler_entry = join(entry, body_end)
         ends: list[State | None] = []
@@ -529,16 +502,16 @@ class ModelBuilder:
                 self._expr(handler.type)
             if handler.name is not None:
                 self._bind(handler.name.name, None, DefKind.OTHER)
-            self._block(_statements(handler.body), node)
+            self._block(statements(handler.body), node)
             ends.append(self.state)
         if node.orelse is not None:
             self.state = body_end
-            self._block(_statements(node.orelse.body), node)
+            self._block(statements(node.orelse.body), node)
             body_end = self.state
         normal = join(body_end, *ends)
         if node.finalbody is not None:
             self.state = join(normal, handler_entry)
-            self._block(_statements(node.finalbody.body), node)
+            self._block(statements(node.finalbody.body), node)
             if normal is None:
                 self.state = None
         else:
@@ -559,7 +532,7 @@ class ModelBuilder:
         outer_ctx = self.ctx
         self.ctx = (*outer_ctx, *frames)
         start = self._tick()
-        self._block(_statements(node.body), node)
+        self._block(statements(node.body), node)
         end = self._tick()
         self.ctx = outer_ctx
         for frame in frames:
@@ -608,7 +581,7 @@ class ModelBuilder:
         ends: list[State | None] = [entry]
         for case in node.cases:
             self.state = entry.copy() if entry else None
-            self._block(_statements(case.body), node)
+            self._block(statements(case.body), node)
             ends.append(self.state)
         self.state = join(*ends)
 
@@ -677,11 +650,11 @@ class ModelBuilder:
             op = target.operator
             subject: cst.BaseExpression | None = None
             if isinstance(op, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
-                if _is_none(right):
+                if is_none(right):
                     subject = left
-                elif _is_none(left):
+                elif is_none(left):
                     subject = right
-            elif isinstance(op, (cst.In, cst.NotIn)) and _is_none(left):
+            elif isinstance(op, (cst.In, cst.NotIn)) and is_none(left):
                 subject = right
             while isinstance(subject, cst.Subscript):
                 subject = subject.value
@@ -775,79 +748,20 @@ class ModelBuilder:
             tape.max_calls = max(tape.max_calls, count)
 
     def _maybe_numpy(self, node: cst.Call, qualified: str | None) -> None:
-        func = node.func
-        description: str | None = None
-        operands: tuple[cst.BaseExpression, ...] = ()
-        function: cst.BaseExpression | None = None
-        if is_numpy(qualified):
-            description = f"{dotted_name(func)}()"
-            operands = tuple(arg.value for arg in node.args)
-        elif qualified in _NUMPY_BRIDGES:
-            position, keyword = _NUMPY_BRIDGES[qualified]
-            arg = call_argument(node, position, keyword)
-            if arg is not None:
-                description = f"{dotted_name(func)}()"
-                operands = (arg.value,)
-            if qualified == "tensorflow.py_function":
-                function = argument_value(node, 0, "func")
-        elif (
-            isinstance(func, cst.Name)
-            and func.value in ("float", "int")
-            and len(node.args) == 1
-            and not self.uses_by_node[func].defs
-        ):
-            description = f"{func.value}()"
-            operands = (node.args[0].value,)
-        elif (
-            isinstance(func, cst.Attribute) and func.attr.value in _NUMPY_METHODS and not node.args
-        ):
-            description = f".{func.attr.value}()"
-            operands = (func.value,)
-        if description is not None and node not in self.numpy_calls:
+        shadowed = isinstance(node.func, cst.Name) and bool(self.uses_by_node[node.func].defs)
+        conversion = numpy_conversion(node, qualified, builtins_shadowed=shadowed)
+        if conversion is not None and node not in self.numpy_calls:
             self.numpy_calls[node] = NumpyCall(
                 node,
-                description,
-                operands,
+                conversion.description,
+                conversion.operands,
                 self.ctx,
                 self._tick(),
                 self.scope,
                 self.stmt,
                 self.feeds_value,
-                function,
+                conversion.function,
             )
-
-
-def _is_none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
-
-
-def _decorator_callee(node: cst.BaseExpression) -> cst.BaseExpression:
-    return node.func if isinstance(node, cst.Call) else node
-
-
-def _child_blocks(stmt: cst.CSTNode) -> list[Sequence[cst.CSTNode]]:
-    """The statement lists directly inside a compound statement."""
-    blocks: list[Sequence[cst.CSTNode]] = []
-    for attr in ("body", "orelse", "finalbody"):
-        part = getattr(stmt, attr, None)
-        if part is None:
-            continue
-        if isinstance(part, (cst.IndentedBlock, cst.SimpleStatementSuite)):
-            blocks.append(_statements(part))
-        elif isinstance(part, (cst.Else, cst.Finally)):
-            blocks.append(_statements(part.body))
-        elif isinstance(part, cst.If):
-            blocks.append((part,))
-    for handler in getattr(stmt, "handlers", ()):
-        blocks.append(_statements(handler.body))
-    for case in getattr(stmt, "cases", ()):
-        blocks.append(_statements(case.body))
-    return blocks
-
-
-def _statements(suite: cst.BaseSuite) -> Sequence[cst.CSTNode]:
-    """A suite's statements; a one-line suite (`if x: return`) counts as one statement."""
-    return suite.body if isinstance(suite, cst.IndentedBlock) else (suite,)
 
 
 def build_model(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
@@ -94,3 +94,36 @@ def call_argument(call: cst.Call, position: int, keyword: str | None) -> cst.Arg
 def argument_value(call: cst.Call, position: int, keyword: str | None) -> cst.BaseExpression | None:
     arg = call_argument(call, position, keyword)
     return arg.value if arg is not None else None
+
+
+def is_none(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name) and node.value == "None"
+
+
+def decorator_callee(node: cst.BaseExpression) -> cst.BaseExpression:
+    return node.func if isinstance(node, cst.Call) else node
+
+
+def child_blocks(stmt: cst.CSTNode) -> list[Sequence[cst.CSTNode]]:
+    """The statement lists directly inside a compound statement."""
+    blocks: list[Sequence[cst.CSTNode]] = []
+    for attr in ("body", "orelse", "finalbody"):
+        part = getattr(stmt, attr, None)
+        if part is None:
+            continue
+        if isinstance(part, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            blocks.append(statements(part))
+        elif isinstance(part, (cst.Else, cst.Finally)):
+            blocks.append(statements(part.body))
+        elif isinstance(part, cst.If):
+            blocks.append((part,))
+    for handler in getattr(stmt, "handlers", ()):
+        blocks.append(statements(handler.body))
+    for case in getattr(stmt, "cases", ()):
+        blocks.append(statements(case.body))
+    return blocks
+
+
+def statements(suite: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    """A suite's statements; a one-line suite (`if x: return`) counts as one statement."""
+    return suite.body if isinstance(suite, cst.IndentedBlock) else (suite,)
