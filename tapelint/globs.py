@@ -16,15 +16,28 @@ from pathlib import Path
 from pathspec import GitIgnoreSpec
 
 
+_GLOB_CHARACTERS = frozenset("*?[]!\\/")
+
+
 class Globs:
     def __init__(self, patterns: Iterable[str]) -> None:
         self.patterns = tuple(patterns)
-        normalized = ("/" + p[2:] if p.startswith("./") else p for p in self.patterns)
-        self._spec = GitIgnoreSpec.from_lines(list(normalized))
+        normalized = ["/" + p[2:] if p.startswith("./") else p for p in self.patterns]
+        # Plain names (`build`, `.venv`: every default exclude) match any path component; a
+        # set lookup answers them without running pathspec's regexes for every walked path.
+        # With a negation (`!keep`) the order of patterns matters, so pathspec decides all.
+        negated = any(p.startswith("!") for p in normalized)
+        plain = {p for p in normalized if not negated and not _GLOB_CHARACTERS & set(p)}
+        self._names = frozenset(plain)
+        self._spec = GitIgnoreSpec.from_lines([p for p in normalized if p not in plain])
 
     def match(self, relative: str, *, is_dir: bool = False) -> bool:
         """Whether the `/`-separated path `relative` (to the patterns' base) matches."""
-        return bool(self.patterns) and self._spec.match_file(relative + "/" if is_dir else relative)
+        if self._names and not self._names.isdisjoint(relative.split("/")):
+            return True
+        return bool(self._spec.patterns) and self._spec.match_file(
+            relative + "/" if is_dir else relative
+        )
 
 
 def relative_posix(path: Path, base: Path) -> str | None:
