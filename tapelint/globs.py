@@ -15,7 +15,6 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
-
 _GLOB_CHARACTERS = frozenset("*?[]!\\/")
 
 
