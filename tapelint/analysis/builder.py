@@ -104,10 +104,6 @@ class ModelBuilder:
             scope, node = self.pending[index]
             self._walk_nested(scope, node, self._closure_state(scope))
             index += 1
-        uses_of_def: dict[Def, list[Use]] = {}
-        for use in self.uses_by_node.values():
-            for d in use.defs:
-                uses_of_def.setdefault(d, []).append(use)
         return FileModel(
             module=self.module,
             imports=self.imports,
@@ -119,7 +115,6 @@ class ModelBuilder:
             none_checks=list(self.none_checks.values()),
             defs_by_stmt=self.defs_by_stmt,
             uses_by_node=self.uses_by_node,
-            uses_of_def=uses_of_def,
             stmt_parent=self.stmt_parent,
             scope_defs=self._scope_defs,
             source_text=self.source_text,

@@ -11,7 +11,6 @@ from enum import Enum
 
 import libcst as cst
 
-from tapelint.analysis.expressions import call_argument
 from tapelint.analysis.names import ImportTable
 
 
@@ -135,9 +134,6 @@ class TapeCall:
     def is_gradient(self) -> bool:
         return self.method in self.GRADIENT_METHODS
 
-    def argument(self, position: int, keyword: str) -> cst.Arg | None:
-        return call_argument(self.node, position, keyword)
-
 
 @dataclass(eq=False)
 class ApplyCall:
@@ -190,7 +186,6 @@ class FileModel:
     none_checks: list[NoneCheck]
     defs_by_stmt: dict[cst.CSTNode, list[Def]]
     uses_by_node: dict[cst.CSTNode, Use]
-    uses_of_def: dict[Def, list[Use]]
     # statement -> (owning compound statement or scope node, the block it sits in, its index)
     stmt_parent: dict[cst.CSTNode, tuple[cst.CSTNode, tuple[cst.CSTNode, ...], int]]
     scope_defs: dict[Scope, dict[str, list[Def]]]
@@ -229,13 +224,3 @@ def is_recording(ctx: Context, tape: TapeInstance) -> bool:
         if frame.tape is tape:
             recording = frame.kind is FrameKind.TAPE
     return recording
-
-
-def loops_between(ctx: Context, outer: Context) -> list[Frame]:
-    """Loop or comprehension frames in `ctx` that `outer` does not share."""
-    shared = set(map(id, outer))
-    return [
-        f
-        for f in ctx
-        if f.kind in (FrameKind.LOOP, FrameKind.COMPREHENSION) and id(f) not in shared
-    ]

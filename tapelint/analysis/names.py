@@ -82,9 +82,6 @@ class ImportTable:
             return None
         return canonical(f"{target}.{rest}" if rest else target)
 
-    def has_module(self, root: str) -> bool:
-        return any(q == root or q.startswith(root + ".") for q in self._aliases.values())
-
     def local_alias_of(self, module: str) -> str | None:
         """A local name bound to exactly `module` (e.g. `tf` for tensorflow), if any."""
         for local, target in self._aliases.items():

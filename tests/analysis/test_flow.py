@@ -107,3 +107,12 @@ def test_loop_carried_definition_reaches_the_top_of_the_body():
         and u.order == min(v.order for v in model.uses_by_node.values() if v.node.value == "total")
     )
     assert len(printed.defs) == 2
+
+
+def test_each_gradient_call_knows_whether_it_repeats_a_call():
+    model = model_of(
+        HEADER
+        + "with tf.GradientTape() as t:\n    y = f(x)\nif c:\n    a = t.gradient(y, x)\n"
+        "else:\n    a = t.gradient(y, w)\nb = t.gradient(y, v)\n"
+    )
+    assert [c.nth for c in model.gradient_calls] == [1, 1, 2]
