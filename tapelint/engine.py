@@ -12,7 +12,7 @@ import tokenize
 from collections.abc import Sequence
 
 import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from tapelint.analysis import build_model
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position
@@ -80,24 +80,19 @@ class Linter:
         path: str,
         findings: list[tuple[type[Rule], Finding]],
     ) -> list[Diagnostic]:
-        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-
-        def at(position_range: CodeRange, end: bool = False) -> Position:
-            point = position_range.end if end else position_range.start
-            return Position(sparse.original_line(point.line), point.column + 1)
-
+        locate = _Locator(module, sparse, lines)
         diagnostics = []
         for rule, finding in findings:
-            where = positions[finding.node]
+            start, end = locate.span(finding.node)
             fix = None
             if finding.fix is not None:
-                edits = tuple(_edit(edit, positions, at, lines) for edit in finding.fix.edits)
+                edits = tuple(locate.edit(edit) for edit in finding.fix.edits)
                 fix = Fix(finding.fix.title, finding.fix.applicability, edits)
             diagnostics.append(
                 Diagnostic(
                     path=path,
-                    start=at(where),
-                    end=at(where, end=True),
+                    start=start,
+                    end=end,
                     code=rule.code,
                     name=rule.name,
                     severity=rule.severity,
@@ -122,19 +117,33 @@ class Linter:
         return [Diagnostic(path, start, start, rule.code, rule.name, rule.severity, message)]
 
 
-def _edit(edit: NodeEdit, positions, at, lines: list[str]) -> Edit:
-    where = positions[edit.node]
-    start, end = at(where), at(where, end=True)
-    if edit.kind == "replace":
-        return Edit(start, end, edit.text)
-    # Inserted lines are indented like the statement, with its own whitespace (tabs too).
-    indent = lines[start.line - 1][: start.column - 1]
-    text = "".join(f"{indent}{line}\n" for line in edit.text.split("\n"))
-    if edit.kind == "insert_before":
-        return Edit(Position(start.line, 1), Position(start.line, 1), text)
-    # A statement's range ends either on its last line or at column 1 of the line after it.
-    line_after = Position(end.line + 1 if end.column > 1 else end.line, 1)
-    return Edit(line_after, line_after, text)
+class _Locator:
+    """Positions of reported nodes in the file's own lines (1-based line and column)."""
+
+    def __init__(self, module: cst.Module, sparse: SparseSource, lines: list[str]) -> None:
+        self._ranges = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        self._sparse = sparse
+        self._lines = lines
+
+    def span(self, node: cst.CSTNode) -> tuple[Position, Position]:
+        where: CodeRange = self._ranges[node]
+        return self._position(where.start), self._position(where.end)
+
+    def _position(self, point: CodePosition) -> Position:
+        return Position(self._sparse.original_line(point.line), point.column + 1)
+
+    def edit(self, edit: NodeEdit) -> Edit:
+        start, end = self.span(edit.node)
+        if edit.kind == "replace":
+            return Edit(start, end, edit.text)
+        # Inserted lines are indented like the statement, with its own whitespace (tabs too).
+        indent = self._lines[start.line - 1][: start.column - 1]
+        text = "".join(f"{indent}{line}\n" for line in edit.text.split("\n"))
+        if edit.kind == "insert_before":
+            return Edit(Position(start.line, 1), Position(start.line, 1), text)
+        # A statement's range ends either on its last line or at column 1 of the line after it.
+        line_after = Position(end.line + 1 if end.column > 1 else end.line, 1)
+        return Edit(line_after, line_after, text)
 
 
 def decode_source(data: bytes) -> str:

@@ -14,7 +14,7 @@ dotted name is tracked from the first assignment of a tape to it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
@@ -452,7 +452,7 @@ class ModelBuilder:
         self,
         node: cst.CSTNode,
         test: cst.BaseExpression | None,
-        bind,
+        bind: Callable[[], None] | None,
         body: Sequence[cst.CSTNode],
         orelse: cst.Else | None,
         *,

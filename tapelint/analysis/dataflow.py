@@ -10,6 +10,7 @@ from tapelint.analysis.model import (
     DefKind,
     FileModel,
     NumpyCall,
+    Scope,
     TapeCall,
     is_recording,
 )
@@ -181,7 +182,7 @@ def _converts_in(model: FileModel, function: cst.CSTNode) -> bool:
     return any(_inside(n.scope, function) for n in model.numpy_calls)
 
 
-def _inside(scope, node: cst.CSTNode) -> bool:
+def _inside(scope: Scope | None, node: cst.CSTNode) -> bool:
     while scope is not None:
         if scope.node is node:
             return True

@@ -111,8 +111,7 @@ def test_loop_carried_definition_reaches_the_top_of_the_body():
 
 def test_each_gradient_call_knows_whether_it_repeats_a_call():
     model = model_of(
-        HEADER
-        + "with tf.GradientTape() as t:\n    y = f(x)\nif c:\n    a = t.gradient(y, x)\n"
+        HEADER + "with tf.GradientTape() as t:\n    y = f(x)\nif c:\n    a = t.gradient(y, x)\n"
         "else:\n    a = t.gradient(y, w)\nb = t.gradient(y, v)\n"
     )
     assert [c.nth for c in model.gradient_calls] == [1, 1, 2]
