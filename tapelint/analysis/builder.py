@@ -14,7 +14,7 @@ dotted name is tracked from the first assignment of a tape to it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import libcst as cst
 
@@ -91,6 +91,7 @@ class ModelBuilder:
         self.pending: list[tuple[Scope, cst.CSTNode]] = []
         # nested scope node -> (its scope, the state reaching its definition, traversal order)
         self._definition_points: dict[cst.CSTNode, tuple[Scope, State | None, int]] = {}
+        self._visible_names: dict[Scope, dict[str, frozenset[Def]]] = {}
 
     # ------------------------------------------------------------------ entry point
     def build(self) -> FileModel:
@@ -149,16 +150,16 @@ class ModelBuilder:
     def _defer(self, node: cst.CSTNode) -> None:
         """Walk `node`'s scope once its parent is done. A definition walked again (in a loop's
         second pass) keeps its scope and joins what reaches it."""
+        inside_function = isinstance(self.scope.node, (cst.FunctionDef, cst.Lambda))
         seen = self._definition_points.get(node)
         if seen is not None:
-            self._definition_points[node] = (seen[0], join(seen[1], self.state), seen[2])
+            if inside_function:
+                self._definition_points[node] = (seen[0], join(seen[1], self.state), seen[2])
             return
         scope = self._new_scope(node, self.scope)
-        self._definition_points[node] = (
-            scope,
-            self.state.copy() if self.state else None,
-            self._order,
-        )
+        # Only closures need the state at their definition (see `_closure_state`).
+        reaching = self.state.copy() if inside_function and self.state else None
+        self._definition_points[node] = (scope, reaching, self._order)
         self.pending.append((scope, node))
 
     def _closure_state(self, scope: Scope) -> State:
@@ -173,20 +174,30 @@ class ModelBuilder:
         _, reaching, defined_at = self._definition_points[scope.node]
         parent = scope.parent
         if parent is not None and isinstance(parent.node, (cst.FunctionDef, cst.Lambda)):
-            visible = dict(reaching.defs) if reaching else {}
+            later: dict[str, frozenset[Def]] = {}
             for name, defs in self._scope_defs[parent].items():
-                later = frozenset(d for d in defs if d.order > defined_at)
-                if later:
-                    visible[name] = visible.get(name, frozenset()) | later
-            return State(visible)
-        visible = {}
-        enclosing = parent
-        while enclosing is not None:
-            if not isinstance(enclosing.node, cst.ClassDef):
-                for name, defs in self._scope_defs[enclosing].items():
-                    visible.setdefault(name, frozenset(defs))
-            enclosing = enclosing.parent
-        return State(visible)
+                after = frozenset(d for d in defs if d.order > defined_at)
+                if after:
+                    later[name] = after
+            if reaching is None:
+                return State(outer=later)
+            return State(outer=_ClosureNames(reaching, later))
+        return State(outer=self._all_names_visible_from(parent))
+
+    def _all_names_visible_from(self, scope: Scope | None) -> dict[str, frozenset[Def]]:
+        """Every definition of `scope` and its enclosing non-class scopes, computed once per
+        scope (a module with thousands of functions shares one mapping)."""
+        while scope is not None and isinstance(scope.node, cst.ClassDef):
+            scope = scope.parent
+        if scope is None:
+            return {}
+        cached = self._visible_names.get(scope)
+        if cached is None:
+            cached = dict(self._all_names_visible_from(scope.parent))
+            for name, defs in self._scope_defs[scope].items():
+                cached[name] = frozenset(defs)
+            self._visible_names[scope] = cached
+        return cached
 
     def _walk_nested(self, scope: Scope, node: cst.CSTNode, initial: State) -> None:
         self.scope, self.state, self.ctx = scope, initial, ()
@@ -260,14 +271,14 @@ class ModelBuilder:
             if stmt is not None:
                 self.defs_by_stmt.setdefault(stmt, []).append(d)
         if self.state is not None:
-            self.state.defs[name] = frozenset((d,))
+            self.state.bind(name, frozenset((d,)))
         return d
 
     def _use(self, node: cst.Name | cst.Attribute, key: str | None = None) -> Use:
         """Record a load of a name (or of a tracked attribute such as `self.tape`, by its
         dotted `key`) with the definitions reaching it."""
         key = key if key is not None else node.value
-        defs = self.state.defs.get(key, frozenset()) if self.state else frozenset()
+        defs = self.state.lookup(key) if self.state else frozenset()
         use = self.uses_by_node.get(node)
         if use is None:
             use = Use(node, defs, self.ctx, self._tick(), self.scope, self.stmt)
@@ -415,7 +426,7 @@ class ModelBuilder:
             use = self._use(target, key)
             use.tape_role = "del"
             if self.state is not None:
-                self.state.defs[key] = frozenset()
+                self.state.bind(key, frozenset())
         elif isinstance(target, (cst.Tuple, cst.List)):
             for element in target.elements:
                 self._del(element.value)
@@ -757,6 +768,27 @@ class ModelBuilder:
                 self.feeds_value,
                 conversion.function,
             )
+
+
+class _ClosureNames(Mapping[str, frozenset[Def]]):
+    """What a closure sees of its function: the definitions that reached the closure's own
+    definition, joined with the ones the function makes after it."""
+
+    def __init__(self, reaching: State, later: dict[str, frozenset[Def]]) -> None:
+        self._reaching = reaching
+        self._later = later
+
+    def __getitem__(self, name: str) -> frozenset[Def]:
+        found = self._reaching.lookup(name) | self._later.get(name, frozenset())
+        if not found:
+            raise KeyError(name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._reaching.local.keys() | self._reaching.outer.keys() | self._later.keys())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 def build_model(

@@ -196,7 +196,7 @@ def numpy_on_path(model: FileModel, call: TapeCall) -> list[NumpyCall]:
     tape = call.tape
     candidates = [
         n
-        for n in model.numpy_calls
+        for n in model.numpy_calls_in(tape.scope)
         if n.scope is tape.scope
         and n.feeds_value
         and is_recording(n.ctx, tape)

@@ -131,7 +131,8 @@ def handles_none(model: FileModel, flow: GradientFlow) -> bool:
     gradient_defs = set(flow.definitions)
     for origin in flow.origins:
         gradient_defs.update(model.defs_by_stmt.get(origin.stmt, []))
-    for check in model.none_checks:
+    scopes = {origin.scope for origin in flow.origins}
+    for check in (c for scope in scopes for c in model.none_checks_in(scope)):
         for d in model.defs_of(check.subject):
             if d in gradient_defs:
                 return True

@@ -195,7 +195,23 @@ class FileModel:
     is_notebook: bool = False
 
     def __post_init__(self) -> None:
+        # Indexes, so that rules asking per tape or per scope stay linear in the file's size.
         self._calls_by_node = {call.node: call for call in self.tape_calls}
+        self._calls_by_tape: dict[TapeInstance, list[TapeCall]] = {}
+        for call in self.tape_calls:
+            self._calls_by_tape.setdefault(call.tape, []).append(call)
+        self._uses_by_tape: dict[TapeInstance, list[Use]] = {}
+        for use in self.uses_by_node.values():
+            for tape in {d.tape for d in use.defs if d.tape is not None}:
+                self._uses_by_tape.setdefault(tape, []).append(use)
+        for uses in self._uses_by_tape.values():
+            uses.sort(key=lambda u: u.order)
+        self._numpy_by_scope: dict[Scope, list[NumpyCall]] = {}
+        for numpy_call in self.numpy_calls:
+            self._numpy_by_scope.setdefault(numpy_call.scope, []).append(numpy_call)
+        self._none_checks_by_scope: dict[Scope, list[NoneCheck]] = {}
+        for check in self.none_checks:
+            self._none_checks_by_scope.setdefault(check.scope, []).append(check)
 
     def tape_call_at(self, node: cst.Call) -> TapeCall | None:
         return self._calls_by_node.get(node)
@@ -205,16 +221,21 @@ class FileModel:
         return [c for c in self.tape_calls if c.is_gradient]
 
     def calls_on(self, tape: TapeInstance) -> list[TapeCall]:
-        return [c for c in self.tape_calls if c.tape is tape]
+        return self._calls_by_tape.get(tape, [])
 
-    def defs_of(self, name: cst.Name) -> frozenset[Def]:
+    def defs_of(self, name: cst.CSTNode) -> frozenset[Def]:
         use = self.uses_by_node.get(name)
         return use.defs if use is not None else frozenset()
 
     def uses_of_tape(self, tape: TapeInstance) -> list[Use]:
         """Every load of a name that may hold `tape`, in traversal (source) order."""
-        uses = [u for u in self.uses_by_node.values() if any(d.tape is tape for d in u.defs)]
-        return sorted(uses, key=lambda u: u.order)
+        return self._uses_by_tape.get(tape, [])
+
+    def numpy_calls_in(self, scope: Scope) -> list[NumpyCall]:
+        return self._numpy_by_scope.get(scope, [])
+
+    def none_checks_in(self, scope: Scope) -> list[NoneCheck]:
+        return self._none_checks_by_scope.get(scope, [])
 
 
 def is_recording(ctx: Context, tape: TapeInstance) -> bool:
