@@ -635,8 +635,11 @@ class ModelBuilder:
                 self._expr(element.value)
         elif isinstance(node, cst.Subscript):
             self._expr(node.value)
+            # An index picks elements; no gradient flows through it (`losses[int(k)]`).
+            saved, self.feeds_value = self.feeds_value, False
             for element in node.slice:
                 self._expr(element.slice)
+            self.feeds_value = saved
         elif isinstance(node, (cst.UnaryOperation, cst.Await)):
             self._expr(node.expression)
         elif isinstance(node, cst.BooleanOperation):

@@ -90,8 +90,9 @@ def test_numpy_on_model_output_feeding_the_loss_is_found():
         "    p = model(x)\n    n = int(tf.shape(p)[0])\n    l = tf.reduce_sum(p) / n\n",
         "    p = model(x)\n    c = np.mean(tf.stop_gradient(p))\n    l = tf.reduce_mean(p) * c\n",
         "    p = model(x)\n    if float(tf.reduce_max(p)) > 1:\n        p = p / 2\n    l = tf.reduce_mean(p)\n",
+        "    p = model(x)\n    l = tf.unstack(p)[int(tf.argmax(p[0]))]\n",
     ],
-    ids=["input-data", "logging", "shape", "stop-gradient", "control-only"],
+    ids=["input-data", "logging", "shape", "stop-gradient", "control-only", "index"],
 )
 def test_numpy_off_the_differentiable_path_is_not_found(inside):
     body = (
