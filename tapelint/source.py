@@ -77,9 +77,11 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
         return SparseSource(text, ((1, 1),))
     # Keep the helpers that the code which matters refers to by name (a function handed to
     # `tf.py_function`, a loss helper): rules may look into them.
-    kept = _without(text, [(first, last) for _, first, last in candidates]).text
-    referenced = set(_IDENTIFIER.findall(kept))
+    without_all = _without(text, [(first, last) for _, first, last in candidates])
+    referenced = set(_IDENTIFIER.findall(without_all.text))
     dropped = [(first, last) for name, first, last in candidates if name not in referenced]
+    if len(dropped) == len(candidates):
+        return without_all
     if not dropped:
         return SparseSource(text, ((1, 1),))
     return _without(text, dropped)

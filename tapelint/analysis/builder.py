@@ -668,7 +668,7 @@ class ModelBuilder:
             while isinstance(subject, cst.Subscript):
                 subject = subject.value
             if isinstance(subject, cst.Name):
-                self.none_checks.setdefault(subject, NoneCheck(subject, self._tick(), self.scope))
+                self.none_checks.setdefault(subject, NoneCheck(subject, self.scope))
             left = right
         self.feeds_value = saved
 
@@ -718,9 +718,7 @@ class ModelBuilder:
                     self._tape_method_called(node, method, tape)
                     return
             if method in ("apply_gradients", "apply"):
-                self.apply_calls.setdefault(
-                    node, ApplyCall(node, method, self.ctx, self._tick(), self.scope, self.stmt)
-                )
+                self.apply_calls.setdefault(node, ApplyCall(node, method, self.scope, self.stmt))
                 return
         self._maybe_numpy(node, qualified)
 
@@ -765,7 +763,6 @@ class ModelBuilder:
                 conversion.description,
                 conversion.operands,
                 self.ctx,
-                self._tick(),
                 self.scope,
                 self.stmt,
                 self.feeds_value,

@@ -141,8 +141,6 @@ class ApplyCall:
 
     node: cst.Call
     method: str
-    ctx: Context
-    order: int
     scope: Scope
     stmt: cst.CSTNode | None
 
@@ -155,7 +153,6 @@ class NumpyCall:
     description: str  # how it is spelled, for messages
     operands: tuple[cst.BaseExpression, ...]
     ctx: Context
-    order: int
     scope: Scope
     stmt: cst.CSTNode | None
     # False when the call only steers control flow (an `if` test, a comparison operand).
@@ -170,7 +167,6 @@ class NoneCheck:
     """`x is None`, `x is not None`, `x == None`, `None in x` and the like."""
 
     subject: cst.Name
-    order: int
     scope: Scope
 
 

@@ -126,19 +126,36 @@ def test_gradients_followed_through_zip_and_clip_by_global_norm():
 
 
 @pytest.mark.parametrize(
-    "between",
+    ("between", "opaque", "handled"),
     [
-        "pairs = [(a, b) for a, b in zip(g, vs) if a is not None]\nopt.apply_gradients(pairs)\n",
-        "if any(a is None for a in g):\n    raise ValueError('x')\nopt.apply_gradients(zip(g, vs))\n",
-        "opt.apply_gradients(zip(helper(g), vs))\n",
+        # The filtered pairs come out of a comprehension: not followed, so never "unfiltered".
+        (
+            "pairs = [(a, b) for a, b in zip(g, vs) if a is not None]\nopt.apply_gradients(pairs)\n",
+            True,
+            False,
+        ),
+        (
+            "if any(a is None for a in g):\n    raise ValueError('x')\nopt.apply_gradients(zip(g, vs))\n",
+            False,
+            True,
+        ),
+        (
+            "for a, b in zip(g, vs):\n    if a is None:\n        print(b.name)\nopt.apply_gradients(zip(g, vs))\n",
+            False,
+            True,
+        ),
+        ("opt.apply_gradients(zip(helper(g), vs))\n", True, False),
     ],
-    ids=["filter", "check-raises", "through-helper"],
+    ids=["filter", "check-raises", "loop-logs", "through-helper"],
 )
-def test_none_handled_or_not_followed(between):
+def test_none_handled_or_not_followed(between, opaque, handled):
     model, flow = _apply_flow(
         "with tf.GradientTape() as t:\n    l = f(m(x))\ng = t.gradient(l, vs)\n" + between
     )
-    assert flow.opaque or not flow.origins or handles_none(model, flow)
+    assert flow.opaque is opaque
+    if not opaque:
+        assert len(flow.origins) == 1
+        assert handles_none(model, flow) is handled
 
 
 def test_unconnected_gradients_zero_handles_none():
