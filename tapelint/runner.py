@@ -46,6 +46,15 @@ class Report:
     errors: list[str] = field(default_factory=list)  # the run exits 2
     warnings: list[str] = field(default_factory=list)
 
+    def add(self, other: Report) -> None:
+        """Fold another (per-file) report into this one."""
+        self.diagnostics.extend(other.diagnostics)
+        self.fixed += other.fixed
+        self.fixed_paths.extend(other.fixed_paths)
+        self.diffs.extend(other.diffs)
+        self.errors.extend(other.errors)
+        self.warnings.extend(other.warnings)
+
 
 def run(paths: Sequence[str], settings: Settings, options: Options) -> Report:
     found = discover(
@@ -64,11 +73,23 @@ def run(paths: Sequence[str], settings: Settings, options: Options) -> Report:
         if source.kind is SourceKind.NOTEBOOK:
             continue  # notebooks are discovered but not read yet
         display = display_path(source.path, cwd)
-        try:
-            _check_file(source, display, linters.for_file(source.path), options, report)
-        except Exception as error:  # an engine bug must not end the run for other files
-            report.errors.append(f"{display}: internal error: {type(error).__name__}: {error}")
+        report.add(check_file(source, display, linters.for_file(source.path), options))
     report.diagnostics.sort(key=lambda d: d.sort_key)
+    return report
+
+
+def check_file(source: SourceFile, display: str, linter: Linter, options: Options) -> Report:
+    """Everything one file contributes to the run, as its own small report.
+
+    Never raises: an engine bug becomes an error for this file only, so the other files are
+    still checked. A report (not a side effect) per file is what lets the caller run files in
+    any order, in other processes, or answer from a cache.
+    """
+    report = Report()
+    try:
+        _check_file(source, display, linter, options, report)
+    except Exception as error:  # an engine bug must not end the run for other files
+        report.errors.append(f"{display}: internal error: {type(error).__name__}: {error}")
     return report
 
 
