@@ -1,0 +1,56 @@
+from collections.abc import Iterator
+
+from tapelint.analysis import FileModel
+from tapelint.analysis.keras_objects import KerasObjects, all_variables_in_sources
+from tapelint.diagnostics import Severity
+from tapelint.rule import Finding, Rule, source_of
+
+
+class GradientWrtAllVariables(Rule):
+    """## What it does
+    Checks for gradient sources written as `model.variables` / `model.weights` (or a layer's)
+    where the model or layer is known to be a Keras one: built with a Keras constructor in
+    this file, an instance of a Keras subclass defined here, or `self` inside such a class.
+
+    ## Why is this bad?
+    `variables` and `weights` include non-trainable state: BatchNormalization moving
+    statistics, the weights of frozen layers, counters. The tape does not watch
+    non-trainable variables, so their gradients are `None` (measured on TensorFlow 2.21:
+    `moving_mean` and `moving_variance` come back `None`); an optimizer then warns, fails, or
+    is given state it must never update. `trainable_variables` is what was meant.
+
+    Not reported: `trainable_variables` / `trainable_weights`; `variables` of an object not
+    known to be a Keras model or layer (`tf.Module.variables` and a hand-written
+    `self.weights = [w, b]` list are common and hold what their author put there).
+
+    ## Example
+    ```python
+    grads = tape.gradient(loss, model.variables)
+    ```
+
+    Use instead:
+    ```python
+    grads = tape.gradient(loss, model.trainable_variables)
+    ```
+
+    ## Fix safety
+    No automatic fix. Replacing the sources alone changes how many gradients come back, and
+    `model.variables` lists each layer's variables in turn (trainable and not), so code that
+    zips the gradients with `model.variables` would pair them with the wrong variables.
+    """
+
+    code = "TAP203"
+    name = "gradient-wrt-all-variables"
+    severity = Severity.WARNING
+
+    def check(self, model: FileModel) -> Iterator[Finding]:
+        keras = KerasObjects(model)
+        for call in model.gradient_calls:
+            for node, attribute in all_variables_in_sources(model, keras, call):
+                owner = source_of(model, attribute.value)
+                yield Finding(
+                    node,
+                    f"`{owner}.{attribute.attr.value}` includes non-trainable variables, whose "
+                    f"gradients are None; differentiate with respect to "
+                    f"`{owner}.trainable_variables`",
+                )

@@ -1,0 +1,65 @@
+from collections.abc import Iterator
+
+from tapelint.analysis import FileModel
+from tapelint.analysis.watching import unwatched_sources
+from tapelint.diagnostics import Severity
+from tapelint.rule import Finding, Rule
+
+
+class UnwatchedSource(Rule):
+    """## What it does
+    Checks for a gradient source that is a plain tensor (made by `tf.constant`,
+    `tf.convert_to_tensor`, `tf.random.*`, `tf.zeros`/`ones`/`fill`/`eye`/`linspace`/`range`,
+    arithmetic outside the tape, or a NumPy array), not a `tf.Variable`, and that the tape
+    never watches before it is used in the block.
+
+    ## Why is this bad?
+    A tape watches the trainable variables it touches, but ordinary tensors only when asked
+    (seed 000: "Trainable variables are watched automatically, but ordinary tensors are not").
+    Operations on an unwatched tensor are not recorded, so the gradient for it is `None`.
+    Watching it after it was used is too late: the operations before the `watch` are lost.
+
+    Only the tape whose gradient is asked for counts: an outer tape's `watch` does not make
+    an inner tape record. `tape.watch([x, y])` watches both.
+
+    A source whose origin is not visible here (a parameter, an attribute, a helper's result,
+    a value computed inside the block from other values) is never reported, nor is any
+    source of a tape passed to other code, which might watch it.
+
+    ## Example
+    ```python
+    x = tf.random.normal((4, 3))
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(x * x)
+    grad_x = tape.gradient(y, x)
+    ```
+
+    Use instead:
+    ```python
+    x = tf.random.normal((4, 3))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.reduce_sum(x * x)
+    grad_x = tape.gradient(y, x)
+    ```
+    """
+
+    code = "TAP201"
+    name = "unwatched-source"
+    severity = Severity.ERROR
+
+    def check(self, model: FileModel) -> Iterator[Finding]:
+        for call in model.gradient_calls:
+            tape = call.tape.name or "the tape"
+            for unwatched in unwatched_sources(model, call):
+                source = unwatched.source.value
+                if unwatched.late_watch is None:
+                    problem = f"`{tape}` never watches it"
+                else:
+                    problem = f"`{tape}.watch({source})` comes after every use of it"
+                yield Finding(
+                    unwatched.source,
+                    f"`{source}` is a plain tensor and {problem}, so `{tape}.{call.method}` "
+                    f"returns None for it; call `{tape}.watch({source})` at the start of the "
+                    "`with` block",
+                )

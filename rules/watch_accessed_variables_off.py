@@ -1,0 +1,60 @@
+from collections.abc import Iterator
+
+from tapelint.analysis import FileModel
+from tapelint.analysis.expressions import call_argument
+from tapelint.analysis.watching import never_watched_call
+from tapelint.diagnostics import Severity
+from tapelint.rule import Finding, Rule
+
+
+class WatchAccessedVariablesOff(Rule):
+    """## What it does
+    Checks for a tape created with `watch_accessed_variables=False` that is asked for the
+    gradient of sources it never watches: it has no `tape.watch(...)` call at all, or the
+    values it watches are shown not to be (or contain) any of the sources.
+
+    ## Why is this bad?
+    With `watch_accessed_variables=False` the tape records only what is passed to its
+    `watch`; the variables the model reads are no longer watched. Every gradient of such a
+    call is `None`, and the optimizer step does nothing. Seed 000: it "is useful only when you
+    know exactly what should be watched".
+
+    Not reported: a tape that watches one of the sources (or a list containing it, or
+    something this analysis cannot see into, such as `[v.value for v in variables]`); a
+    source computed inside the block (it may derive from a watched value); a tape passed to
+    other code; a call whose sources are all plain tensors (TAP201 reports each of those).
+
+    ## Example
+    ```python
+    with tf.GradientTape(watch_accessed_variables=False) as tape:
+        pred = model(x, training=True)
+        loss = loss_fn(y, pred)
+    grads = tape.gradient(loss, model.trainable_variables)
+    ```
+
+    Use instead:
+    ```python
+    with tf.GradientTape() as tape:
+        pred = model(x, training=True)
+        loss = loss_fn(y, pred)
+    grads = tape.gradient(loss, model.trainable_variables)
+    ```
+    """
+
+    code = "TAP202"
+    name = "watch-accessed-variables-off"
+    severity = Severity.ERROR
+
+    def check(self, model: FileModel) -> Iterator[Finding]:
+        for tape in model.tapes:
+            call = never_watched_call(model, tape)
+            argument = call_argument(tape.ctor, 1, "watch_accessed_variables")
+            if call is None or argument is None:
+                continue
+            name = tape.name or "the tape"
+            yield Finding(
+                argument,
+                f"`{name}` is created with `watch_accessed_variables=False` but never watches "
+                f"the sources of `{name}.{call.method}`, so every gradient it returns is None; "
+                f"drop the argument or `{name}.watch(...)` the sources at the start of the block",
+            )

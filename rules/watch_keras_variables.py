@@ -1,0 +1,70 @@
+from collections.abc import Iterator
+
+from tapelint.analysis import FileModel, Tri
+from tapelint.analysis.keras_objects import KerasObjects, uses_legacy_keras
+from tapelint.analysis.watching import watched_argument
+from tapelint.diagnostics import Severity
+from tapelint.rule import Finding, Rule, source_of
+
+
+class WatchKerasVariables(Rule):
+    """## What it does
+    Checks for `tape.watch(...)` given Keras variables: `model.trainable_variables` (or
+    `variables`, `weights`, ...) of a known Keras model or layer, a built-in layer's `kernel`
+    or `bias`, `keras.Variable(...)`, `layer.add_weight(...)`, or a list, slice or element of
+    any of them.
+
+    ## Why is this bad?
+    Since TensorFlow 2.16 `tf.keras` is Keras 3, whose `keras.Variable` is not a
+    `tf.Variable`. `watch` accepts only tensors and `tf.Variable`s and raises
+    `ValueError: Passed in object <Variable ...> of type 'Variable', not tf.Tensor or
+    tf.Variable or ExtensionType.` (measured on TensorFlow 2.21 with Keras 3.15, for
+    `model.trainable_variables`, `layer.kernel`, a list and a tuple of them). Seed 000's own
+    `watch_accessed_variables=False` example does exactly this.
+
+    Not reported: watching tensors or `tf.Variable(...)`s; objects not known to be Keras
+    models or layers; files that use legacy Keras 2 (`tf_keras`, `TF_USE_LEGACY_KERAS`),
+    whose variables are `tf.Variable`s.
+
+    ## Example
+    ```python
+    with tf.GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch(model.trainable_variables)
+        loss = loss_fn(y, model(x, training=True))
+    ```
+
+    Use instead (a tape watches the trainable variables it accesses by default):
+    ```python
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, model(x, training=True))
+    ```
+
+    or, to keep watching only these variables, watch their backing `tf.Variable`s:
+    ```python
+    with tf.GradientTape(watch_accessed_variables=False) as tape:
+        tape.watch([v.value for v in model.trainable_variables])
+        loss = loss_fn(y, model(x, training=True))
+    ```
+    """
+
+    code = "TAP204"
+    name = "watch-keras-variables"
+    severity = Severity.ERROR
+
+    def check(self, model: FileModel) -> Iterator[Finding]:
+        if uses_legacy_keras(model):
+            return
+        keras = KerasObjects(model)
+        for call in model.tape_calls:
+            if call.method != "watch":
+                continue
+            argument = watched_argument(call)
+            if argument is None or keras.holds_keras_variables(argument) is not Tri.YES:
+                continue
+            shown = source_of(model, argument, 40)
+            yield Finding(
+                call.node,
+                f"`{shown}` holds Keras variables, which are not `tf.Variable`s: `watch` "
+                "raises ValueError; let the tape watch the variables it accesses, or watch "
+                "`[v.value for v in ...]`",
+            )

@@ -1,0 +1,401 @@
+"""What a tape watches: is a gradient source a plain tensor, and did the tape watch it?
+
+A tape records an operation only when one of its inputs is watched: a trainable variable it
+accessed (unless `watch_accessed_variables=False`) or a value passed to *its own* `watch`.
+Another tape's `watch` does not count (measured on TensorFlow 2.21: an inner tape's gradient
+for a tensor only the outer tape watched is None).
+
+Answers are three-valued. A source is a plain tensor only when every definition reaching it
+says so; a `watch` call covers a source unless its argument is shown not to contain it; a tape
+handed to other code (a helper, a return, an attribute) may be watched there, so nothing is
+concluded about it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tapelint.analysis.expressions import argument_value
+from tapelint.analysis.model import (
+    Def,
+    DefKind,
+    FileModel,
+    FrameKind,
+    TapeCall,
+    TapeInstance,
+    Tri,
+    is_recording,
+)
+from tapelint.analysis.names import is_numpy
+
+# Calls that build a tensor from nothing differentiable: never connected to any tape.
+_TENSOR_FACTORIES = frozenset(
+    {
+        "tensorflow.constant",
+        "tensorflow.zeros",
+        "tensorflow.ones",
+        "tensorflow.fill",
+        "tensorflow.eye",
+        "tensorflow.linspace",
+        "tensorflow.range",
+    }
+)
+# `tf.random.*` functions that do not return a tensor.
+_RANDOM_NOT_TENSORS = frozenset(
+    {
+        "set_seed",
+        "get_global_generator",
+        "set_global_generator",
+        "create_rng_state",
+    }
+)
+_ARITHMETIC = (
+    cst.Add,
+    cst.Subtract,
+    cst.Multiply,
+    cst.Divide,
+    cst.FloorDivide,
+    cst.Power,
+    cst.MatrixMultiply,
+    cst.Modulo,
+)
+_SOURCE_KEYWORD = {"gradient": "sources", "jacobian": "sources", "batch_jacobian": "source"}
+
+
+def source_argument(call: TapeCall) -> cst.BaseExpression | None:
+    return argument_value(call.node, 1, _SOURCE_KEYWORD.get(call.method, "sources"))
+
+
+def source_parts(call: TapeCall) -> list[cst.BaseExpression]:
+    """The sources as written: the argument, or the items of a list, tuple or dict literal."""
+    sources = source_argument(call)
+    if sources is None:
+        return []
+    if isinstance(sources, (cst.List, cst.Tuple)):
+        return [e.value for e in sources.elements]
+    if isinstance(sources, cst.Dict):
+        return [e.value for e in sources.elements if isinstance(e, cst.DictElement)]
+    return [sources]
+
+
+def may_be_watched_elsewhere(model: FileModel, tape: TapeInstance) -> bool:
+    """Whether code this analysis does not see may call the tape's `watch`: the tape is
+    passed to a call, returned, stored, or lives on an attribute."""
+    if tape.name is None or "." in tape.name:
+        return True
+    return any(use.tape_role is None for use in model.uses_of_tape(tape))
+
+
+def watch_calls(model: FileModel, tape: TapeInstance) -> list[TapeCall]:
+    return [c for c in model.calls_on(tape) if c.method == "watch"]
+
+
+def watched_argument(call: TapeCall) -> cst.BaseExpression | None:
+    return argument_value(call.node, 0, "tensor")
+
+
+# ---------------------------------------------------------------------- plain tensors
+def is_plain_tensor(model: FileModel, expr: cst.BaseExpression, tape: TapeInstance) -> Tri:
+    """YES when `expr` (a source of a gradient call on `tape`) certainly holds a tensor that
+    is not a `tf.Variable` and that `tape` did not compute from anything it watches."""
+    return _PlainTensors(model, tape).name(expr)
+
+
+class _PlainTensors:
+    def __init__(self, model: FileModel, tape: TapeInstance) -> None:
+        self.model = model
+        self.tape = tape
+        self._memo: dict[Def, Tri] = {}
+
+    def name(self, expr: cst.BaseExpression) -> Tri:
+        if not isinstance(expr, cst.Name):
+            return Tri.UNKNOWN
+        defs = self.model.defs_of(expr)
+        if not defs or _rebound_elsewhere(self.model, expr.value):
+            return Tri.UNKNOWN
+        return _all([self._definition(d) for d in defs])
+
+    def _definition(self, d: Def) -> Tri:
+        cached = self._memo.get(d)
+        if cached is not None:
+            return cached
+        self._memo[d] = Tri.UNKNOWN  # cycles through a loop's back edge
+        answer = Tri.UNKNOWN
+        if d.kind is DefKind.ASSIGN and d.value is not None:
+            answer = self._value(d.value, is_recording(d.ctx, self.tape))
+        self._memo[d] = answer
+        return answer
+
+    def _value(self, expr: cst.BaseExpression, recording: bool) -> Tri:
+        """`recording`: whether the tape recorded where the value was computed; an op run
+        then may be connected to a watched input, so only factories count as plain."""
+        if isinstance(expr, cst.Call):
+            return self._call(expr, recording)
+        if isinstance(expr, cst.Name):
+            return self.name(expr)  # an alias is the same object
+        if recording:
+            return Tri.UNKNOWN
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
+            return self._arithmetic([expr.left, expr.right])
+        if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+            return self._arithmetic([expr.expression])
+        return Tri.UNKNOWN
+
+    def _arithmetic(self, operands: list[cst.BaseExpression]) -> Tri:
+        """Arithmetic outside the recording gives a plain tensor when an operand is a tensor
+        (plain or a variable: `tf.Variable(2.0) + 1.0` is a tensor) and the others are
+        tensors or numbers."""
+        tensors = 0
+        for operand in operands:
+            if isinstance(operand, (cst.Integer, cst.Float)):
+                continue
+            if not (self._is_variable(operand) or self._value(operand, False) is Tri.YES):
+                return Tri.UNKNOWN
+            tensors += 1
+        return Tri.YES if tensors else Tri.UNKNOWN
+
+    def _is_variable(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Call):
+            return self.model.imports.qualify(expr.func) == "tensorflow.Variable"
+        if isinstance(expr, cst.Name):
+            defs = self.model.defs_of(expr)
+            return bool(defs) and all(
+                d.kind is DefKind.ASSIGN and d.value is not None and self._is_variable(d.value)
+                for d in defs
+            )
+        return False
+
+    def _call(self, call: cst.Call, recording: bool) -> Tri:
+        qualified = self.model.imports.qualify(call.func)
+        if qualified is None:
+            return Tri.UNKNOWN
+        if qualified in _TENSOR_FACTORIES or is_numpy(qualified):
+            return Tri.YES
+        if qualified.startswith("tensorflow.random."):
+            function = qualified.removeprefix("tensorflow.random.")
+            if "." in function or not function[:1].islower() or function in _RANDOM_NOT_TENSORS:
+                return Tri.UNKNOWN
+            return Tri.YES
+        if qualified == "tensorflow.convert_to_tensor":
+            # Inside the recording, converting a variable reads it: the result is connected.
+            return Tri.UNKNOWN if recording else Tri.YES
+        if qualified == "tensorflow.Variable":
+            return Tri.NO
+        return Tri.UNKNOWN
+
+
+def _all(answers: list[Tri]) -> Tri:
+    if answers and all(a is Tri.YES for a in answers):
+        return Tri.YES
+    if answers and all(a is Tri.NO for a in answers):
+        return Tri.NO
+    return Tri.UNKNOWN
+
+
+def _rebound_elsewhere(model: FileModel, name: str) -> bool:
+    """A name some function rebinds through `global` / `nonlocal` may hold anything."""
+    pattern = rf"\b(?:global|nonlocal)\b[^\n]*\b{re.escape(name)}\b"
+    return re.search(pattern, model.source_text) is not None
+
+
+# ---------------------------------------------------------------------- watch coverage
+def covers(model: FileModel, argument: cst.BaseExpression, source: cst.BaseExpression) -> Tri:
+    """Whether watching `argument` watches `source`: YES for the same name or attribute (also
+    inside a list or tuple, or through a name bound to one); NO when the argument is shown
+    to hold other values; UNKNOWN otherwise."""
+    return _covers(model, argument, source, set())
+
+
+def _covers(
+    model: FileModel, argument: cst.BaseExpression, source: cst.BaseExpression, seen: set[Def]
+) -> Tri:
+    if _same_reference(argument, source):
+        return Tri.YES
+    if isinstance(argument, (cst.List, cst.Tuple)):
+        answers = [
+            _covers(model, e.value, source, seen) if isinstance(e, cst.Element) else Tri.UNKNOWN
+            for e in argument.elements
+        ]
+        if Tri.YES in answers:
+            return Tri.YES
+        return Tri.NO if all(a is Tri.NO for a in answers) else Tri.UNKNOWN
+    if isinstance(argument, cst.Name):
+        defs = model.defs_of(argument)
+        if not defs:
+            return Tri.UNKNOWN
+        answers = []
+        for d in defs:
+            if d in seen:
+                answers.append(Tri.UNKNOWN)
+                continue
+            seen.add(d)
+            answers.append(_definition_covers(model, d, source, seen))
+        if Tri.YES in answers:
+            return Tri.YES
+        return Tri.NO if all(a is Tri.NO for a in answers) else Tri.UNKNOWN
+    return Tri.UNKNOWN
+
+
+def _definition_covers(model: FileModel, d: Def, source: cst.BaseExpression, seen: set[Def]) -> Tri:
+    if d.kind is not DefKind.ASSIGN or d.value is None:
+        return Tri.UNKNOWN
+    value = d.value
+    if isinstance(value, (cst.List, cst.Tuple, cst.Name)):
+        return _covers(model, value, source, seen)
+    if isinstance(value, cst.Call):
+        qualified = model.imports.qualify(value.func)
+        # A fresh tensor or variable is not the source (which is a name of its own).
+        if qualified is not None and (
+            qualified in _TENSOR_FACTORIES
+            or qualified == "tensorflow.Variable"
+            or qualified.startswith("tensorflow.random.")
+        ):
+            return Tri.NO
+    return Tri.UNKNOWN
+
+
+def _same_reference(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
+    if isinstance(a, cst.Name) and isinstance(b, cst.Name):
+        return a.value == b.value
+    if isinstance(a, cst.Attribute) and isinstance(b, cst.Attribute):
+        return a.attr.value == b.attr.value and _same_reference(a.value, b.value)
+    return False
+
+
+# ---------------------------------------------------------------------- TAP201
+@dataclass(frozen=True)
+class UnwatchedSource:
+    source: cst.Name
+    late_watch: TapeCall | None  # set when the only watch comes after every use in the block
+
+
+def unwatched_sources(model: FileModel, call: TapeCall) -> Iterator[UnwatchedSource]:
+    """Sources of `call` that are plain tensors its tape does not watch in time."""
+    tape = call.tape
+    parts = [p for p in source_parts(call) if isinstance(p, cst.Name)]
+    if not parts or may_be_watched_elsewhere(model, tape):
+        return
+    watches = watch_calls(model, tape)
+    for part in parts:
+        if is_plain_tensor(model, part, tape) is not Tri.YES:
+            continue
+        answers = {}
+        for watch in watches:
+            argument = watched_argument(watch)
+            answers[watch] = covers(model, argument, part) if argument else Tri.UNKNOWN
+        if any(a is Tri.UNKNOWN for a in answers.values()):
+            continue
+        covering = [w for w, a in answers.items() if a is Tri.YES]
+        if not covering:
+            yield UnwatchedSource(part, None)
+            continue
+        late = _watched_too_late(model, tape, part, covering)
+        if late is not None:
+            yield UnwatchedSource(part, late)
+
+
+def _watched_too_late(
+    model: FileModel, tape: TapeInstance, source: cst.Name, covering: list[TapeCall]
+) -> TapeCall | None:
+    """The first covering watch, when every recorded use of the source comes before every
+    covering watch in straight-line code of the block (no loop inside the block, no use
+    from a nested function)."""
+    if any(w.scope is not tape.scope or _loops_inside_block(w.ctx, tape) for w in covering):
+        return None
+    defs = model.defs_of(source)
+    uses = []
+    for use in model.uses_by_node.values():
+        if not isinstance(use.node, cst.Name) or use.node.value != source.value:
+            continue
+        if not (use.defs & defs):
+            continue
+        if use.scope is not tape.scope:
+            return None
+        if is_recording(use.ctx, tape) and not _inside_any(use.node, covering):
+            if _loops_inside_block(use.ctx, tape):
+                return None
+            uses.append(use)
+    if not uses:
+        return None
+    first_watch = min(covering, key=lambda w: w.order)
+    if all(u.order < first_watch.order for u in uses):
+        return first_watch
+    return None
+
+
+def _loops_inside_block(ctx: tuple, tape: TapeInstance) -> bool:
+    inside = False
+    for frame in ctx:
+        if frame.tape is tape and frame.kind is FrameKind.TAPE:
+            inside = True
+        elif inside and frame.kind in (FrameKind.LOOP, FrameKind.COMPREHENSION):
+            return True
+    return False
+
+
+def _inside_any(node: cst.CSTNode, calls: list[TapeCall]) -> bool:
+    return any(_contains(call.node, node) for call in calls)
+
+
+def _contains(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    pending = [outer]
+    while pending:
+        current = pending.pop()
+        if current is inner:
+            return True
+        pending.extend(current.children)
+    return False
+
+
+# ---------------------------------------------------------------------- TAP202
+def never_watched_call(model: FileModel, tape: TapeInstance) -> TapeCall | None:
+    """For a tape created with `watch_accessed_variables=False`: a gradient call none of
+    whose sources the tape can have watched (so every gradient it returns is None), unless
+    every source is a plain tensor (`unwatched_sources` reports those one by one)."""
+    if tape.watch_accessed_variables is not Tri.NO or may_be_watched_elsewhere(model, tape):
+        return None
+    watches = watch_calls(model, tape)
+    for call in model.calls_on(tape):
+        if not call.is_gradient:
+            continue
+        parts = source_parts(call)
+        if not parts:
+            continue
+        if all(is_plain_tensor(model, p, tape) is Tri.YES for p in parts):
+            continue
+        if all(_never_watched(model, tape, p, watches) for p in parts):
+            return call
+    return None
+
+
+def _never_watched(
+    model: FileModel, tape: TapeInstance, source: cst.BaseExpression, watches: list[TapeCall]
+) -> bool:
+    if not watches:
+        return True  # the tape watches nothing at all, so it records nothing
+    if not _computed_outside_recording(model, tape, source):
+        return False  # a value computed in the block may derive from a watched one
+    for watch in watches:
+        argument = watched_argument(watch)
+        if argument is None or covers(model, argument, source) is not Tri.NO:
+            return False
+    return True
+
+
+def _computed_outside_recording(
+    model: FileModel, tape: TapeInstance, source: cst.BaseExpression
+) -> bool:
+    """A source that is a name bound only while the tape did not record, or an attribute
+    such as `model.trainable_variables` (never computed by the tape)."""
+    if isinstance(source, cst.Attribute):
+        return True
+    if not isinstance(source, cst.Name):
+        return False
+    defs = model.defs_of(source)
+    return bool(defs) and all(
+        d.kind is not DefKind.OTHER and not is_recording(d.ctx, tape) for d in defs
+    )
