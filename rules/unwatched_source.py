@@ -19,6 +19,10 @@ class UnwatchedSource(Rule):
     Operations on an unwatched tensor are not recorded, so the gradient for it is `None`.
     Watching it after it was used is too late: the operations before the `watch` are lost.
 
+    A NumPy array as a source is worse: `gradient` raises `AttributeError` (`'numpy.ndarray'
+    object has no attribute '_id'`, TensorFlow 2.21) and `watch` refuses it; convert it to a
+    tensor first, then watch the tensor.
+
     Only the tape whose gradient is asked for counts: an outer tape's `watch` does not make
     an inner tape record. `tape.watch([x, y])` watches both.
 
@@ -53,6 +57,15 @@ class UnwatchedSource(Rule):
             tape = call.tape.name or "the tape"
             for unwatched in unwatched_sources(model, call):
                 source = unwatched.source.value
+                if unwatched.numpy_array:
+                    yield Finding(
+                        unwatched.source,
+                        f"`{source}` is a NumPy array, which `{tape}.{call.method}` cannot "
+                        f"differentiate with respect to (it raises AttributeError); convert it "
+                        f"with `tf.convert_to_tensor` before the block and `{tape}.watch` the "
+                        "tensor",
+                    )
+                    continue
                 if unwatched.late_watch is None:
                     problem = f"`{tape}` never watches it"
                 else:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tapelint.analysis.expressions import argument_value
+from tapelint.analysis.expressions import argument_value, elements
 from tapelint.analysis.model import (
     Def,
     DefKind,
@@ -51,6 +51,20 @@ _RANDOM_NOT_TENSORS = frozenset(
         "get_global_generator",
         "set_global_generator",
         "create_rng_state",
+    }
+)
+# Ops that rearrange or cast their tensor operand (the first argument, or a list of them):
+# outside the recording, plain in, plain out.
+_RESHAPING = frozenset(
+    {
+        "tensorflow.reshape",
+        "tensorflow.expand_dims",
+        "tensorflow.squeeze",
+        "tensorflow.cast",
+        "tensorflow.identity",
+        "tensorflow.transpose",
+        "tensorflow.stack",
+        "tensorflow.concat",
     }
 )
 _ARITHMETIC = (
@@ -143,6 +157,8 @@ class _PlainTensors:
             return self._arithmetic([expr.left, expr.right])
         if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
             return self._arithmetic([expr.expression])
+        if isinstance(expr, cst.Subscript):  # `tf.linspace(-1.0, 1.0, 100)[:, None]`
+            return Tri.YES if self._value(expr.value, False) is Tri.YES else Tri.UNKNOWN
         return Tri.UNKNOWN
 
     def _arithmetic(self, operands: list[cst.BaseExpression]) -> Tri:
@@ -180,6 +196,12 @@ class _PlainTensors:
             if "." in function or not function[:1].islower() or function in _RANDOM_NOT_TENSORS:
                 return Tri.UNKNOWN
             return Tri.YES
+        if qualified in _RESHAPING and not recording:
+            operand = argument_value(call, 0, None)
+            parts = elements(operand) if operand is not None else []
+            if parts and all(self._value(p, False) is Tri.YES for p in parts):
+                return Tri.YES
+            return Tri.UNKNOWN
         if qualified == "tensorflow.convert_to_tensor":
             # Inside the recording, converting a variable reads it: the result is connected.
             return Tri.UNKNOWN if recording else Tri.YES
@@ -271,6 +293,9 @@ def _same_reference(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
 class UnwatchedSource:
     source: cst.Name
     late_watch: TapeCall | None  # set when the only watch comes after every use in the block
+    # A NumPy array: `gradient` raises AttributeError for it rather than returning None, and
+    # `watch` refuses it; it has to become a tensor first.
+    numpy_array: bool = False
 
 
 def unwatched_sources(model: FileModel, call: TapeCall) -> Iterator[UnwatchedSource]:
@@ -291,11 +316,24 @@ def unwatched_sources(model: FileModel, call: TapeCall) -> Iterator[UnwatchedSou
             continue
         covering = [w for w, a in answers.items() if a is Tri.YES]
         if not covering:
-            yield UnwatchedSource(part, None)
+            yield UnwatchedSource(part, None, is_numpy_array(model, part))
             continue
         late = _watched_too_late(model, tape, part, covering)
         if late is not None:
-            yield UnwatchedSource(part, late)
+            yield UnwatchedSource(part, late, is_numpy_array(model, part))
+
+
+def is_numpy_array(model: FileModel, name: cst.Name) -> bool:
+    """Every definition of `name` is a NumPy call (or an alias of one)."""
+    defs = model.defs_of(name)
+    for d in defs:
+        value = d.value
+        if isinstance(value, cst.Name):
+            if not is_numpy_array(model, value):
+                return False
+        elif not (isinstance(value, cst.Call) and is_numpy(model.imports.qualify(value.func))):
+            return False
+    return bool(defs)
 
 
 def _watched_too_late(
