@@ -48,9 +48,9 @@ class GradientWrtAllVariables(Rule):
         for call in model.gradient_calls:
             for node, attribute in all_variables_in_sources(model, keras, call):
                 owner = source_of(model, attribute.value)
+                written = attribute.attr.value
                 yield Finding(
                     node,
-                    f"`{owner}.{attribute.attr.value}` includes non-trainable variables, whose "
-                    f"gradients are None; differentiate with respect to "
-                    f"`{owner}.trainable_variables`",
+                    f"`{owner}.{written}` includes non-trainable variables, whose gradients "
+                    f"are None; differentiate with respect to `{owner}.trainable_{written}`",
                 )

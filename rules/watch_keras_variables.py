@@ -64,7 +64,7 @@ class WatchKerasVariables(Rule):
             shown = source_of(model, argument, 40)
             yield Finding(
                 call.node,
-                f"`{shown}` holds Keras variables, which are not `tf.Variable`s: `watch` "
+                f"`{shown}` is or holds Keras variables, which are not `tf.Variable`s: `watch` "
                 "raises ValueError; let the tape watch the variables it accesses, or watch "
                 "`[v.value for v in ...]`",
             )

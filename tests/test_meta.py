@@ -19,6 +19,10 @@ CATALOGUE = {
     "TAP101": ("loss-outside-tape", Severity.ERROR),
     "TAP102": ("unnecessary-persistent-tape", Severity.WARNING),
     "TAP103": ("persistent-tape-not-released", Severity.WARNING),
+    "TAP201": ("unwatched-source", Severity.ERROR),
+    "TAP202": ("watch-accessed-variables-off", Severity.ERROR),
+    "TAP203": ("gradient-wrt-all-variables", Severity.WARNING),
+    "TAP204": ("watch-keras-variables", Severity.ERROR),
     "TAP301": ("numpy-in-differentiable-path", Severity.ERROR),
     "TAP401": ("unfiltered-apply-gradients", Severity.WARNING),
 }
