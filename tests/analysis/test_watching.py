@@ -1,0 +1,297 @@
+"""What a tape watches: plain-tensor sources, watch coverage, tapes that watch nothing, and
+which objects are Keras models, layers and variables."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from tapelint.analysis import Tri
+from tapelint.analysis.keras_objects import KerasObjects, all_variables_in_sources
+from tapelint.analysis.watching import (
+    covers,
+    is_plain_tensor,
+    never_watched_call,
+    source_parts,
+    unwatched_sources,
+    watch_calls,
+    watched_argument,
+)
+from tests.analysis.helpers import code, model_of
+
+HEADER = "import numpy as np\nimport tensorflow as tf\nimport keras\n"
+
+
+def _gradient(body: str):
+    model = model_of(HEADER + body)
+    (call,) = model.gradient_calls
+    return model, call
+
+
+@pytest.mark.parametrize(
+    ("definition", "answer"),
+    [
+        ("s = tf.constant(1.0)", Tri.YES),
+        ("s = tf.convert_to_tensor(data)", Tri.YES),
+        ("s = tf.random.normal((2, 3))", Tri.YES),
+        ("s = tf.linspace(-1.0, 1.0, 9)[:, None]", Tri.YES),
+        ("s = tf.reshape(tf.range(6.0), (2, 3))", Tri.YES),
+        ("s = np.ones(3)", Tri.YES),
+        ("c = tf.constant(1.0)\ns = (c - 2.0) * c", Tri.YES),
+        ("s = tf.Variable(2.0) + 1.0", Tri.YES),
+        ("c = tf.constant(1.0)\ns = c", Tri.YES),
+        ("s = tf.Variable(1.0)", Tri.NO),
+        ("s = load()", Tri.UNKNOWN),
+        ("s = 2.0 * 3.0", Tri.UNKNOWN),
+        ("s = tf.random.Generator.from_seed(1)", Tri.UNKNOWN),
+        ("s = tf.constant(1.0) if flag else tf.Variable(1.0)", Tri.UNKNOWN),
+        ("s = tf.constant(1.0)\nif flag:\n    s = tf.Variable(1.0)", Tri.UNKNOWN),
+        ("def f(s):\n    return s", Tri.UNKNOWN),
+    ],
+)
+def test_plain_tensor_defined_before_the_block(definition, answer):
+    body = f"{definition}\nwith tf.GradientTape() as t:\n    y = g(s)\nd = t.gradient(y, s)\n"
+    model, call = _gradient(body)
+    (source,) = source_parts(call)
+    assert is_plain_tensor(model, source, call.tape) is answer
+
+
+@pytest.mark.parametrize(
+    ("inside", "answer"),
+    [
+        ("s = tf.constant(1.0)", Tri.YES),
+        ("s = tf.convert_to_tensor(v)", Tri.UNKNOWN),  # reading a variable is recorded
+        ("s = x * 2.0", Tri.UNKNOWN),  # may derive from a watched value
+    ],
+)
+def test_plain_tensor_defined_inside_the_block(inside, answer):
+    body = f"x = tf.constant(1.0)\nwith tf.GradientTape() as t:\n    {inside}\n    y = s * s\n"
+    model, call = _gradient(body + "d = t.gradient(y, s)\n")
+    (source,) = source_parts(call)
+    assert is_plain_tensor(model, source, call.tape) is answer
+
+
+def test_global_rebinding_makes_a_name_unknown():
+    body = (
+        "s = tf.constant(1.0)\ndef reset():\n    global s\n    s = tf.Variable(0.0)\n"
+        "with tf.GradientTape() as t:\n    y = s * s\nd = t.gradient(y, s)\n"
+    )
+    model, call = _gradient(body)
+    assert is_plain_tensor(model, source_parts(call)[0], call.tape) is Tri.UNKNOWN
+
+
+@pytest.mark.parametrize(
+    ("prelude", "watched", "answer"),
+    [
+        ("", "s", Tri.YES),
+        ("", "[a, s]", Tri.YES),
+        ("", "(s,)", Tri.YES),
+        ("pair = [a, s]\n", "pair", Tri.YES),
+        ("alias = s\n", "alias", Tri.YES),
+        ("b = tf.constant(0.0)\n", "b", Tri.NO),
+        ("b = tf.Variable(0.0)\n", "[b]", Tri.NO),
+        ("", "tf.nest.flatten(inputs)", Tri.UNKNOWN),
+        ("", "inputs", Tri.UNKNOWN),
+    ],
+)
+def test_watch_covers_the_source(prelude, watched, answer):
+    body = (
+        f"a = tf.constant(0.0)\ns = tf.constant(1.0)\n{prelude}"
+        f"with tf.GradientTape() as t:\n    t.watch({watched})\n    y = s * a\n"
+        "d = t.gradient(y, s)\n"
+    )
+    model, call = _gradient(body)
+    (watch,) = watch_calls(model, call.tape)
+    assert covers(model, watched_argument(watch), source_parts(call)[0]) is answer
+
+
+def _unwatched(body: str) -> list[tuple[str, bool]]:
+    model = model_of(HEADER + body)
+    return [
+        (u.source.value, u.late_watch is not None)
+        for call in model.gradient_calls
+        for u in unwatched_sources(model, call)
+    ]
+
+
+def test_unwatched_plain_tensor_is_found():
+    body = (
+        "x = tf.constant(1.0)\nwith tf.GradientTape() as t:\n    y = x * x\nd = t.gradient(y, x)\n"
+    )
+    assert _unwatched(body) == [("x", False)]
+
+
+def test_watch_after_every_use_is_too_late():
+    body = (
+        "x = tf.constant(1.0)\nwith tf.GradientTape() as t:\n    y = x * x\n    t.watch(x)\n"
+        "d = t.gradient(y, x)\n"
+    )
+    assert _unwatched(body) == [("x", True)]
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "    t.watch(x)\n    y = x * x\n",  # watched first
+        "    y = x * x\n    t.watch(x)\n    z = x * 3.0\n",  # used again after the watch
+        "    for _ in range(2):\n        y = x * x\n        t.watch(x)\n",  # a loop repeats it
+        "    helper(t)\n    y = x * x\n",  # the tape escapes to a helper
+    ],
+    ids=["watched", "used-after-watch", "loop", "escapes"],
+)
+def test_watched_or_unknown_sources_are_not_found(block):
+    body = f"x = tf.constant(1.0)\nwith tf.GradientTape() as t:\n{block}d = t.gradient(y, x)\n"
+    assert _unwatched(body) == []
+
+
+def test_only_the_differentiating_tape_watch_counts():
+    body = (
+        "x = tf.constant(1.0)\nwith tf.GradientTape() as outer:\n    outer.watch(x)\n"
+        "    with tf.GradientTape() as inner:\n        y = x * x\n"
+        "    dy = inner.gradient(y, x)\nd2 = outer.gradient(dy, x)\n"
+    )
+    assert _unwatched(body) == [("x", False)]
+
+
+def _never_watched(body: str) -> bool:
+    model = model_of(HEADER + body)
+    (tape,) = model.tapes
+    return never_watched_call(model, tape) is not None
+
+
+@pytest.mark.parametrize(
+    ("block", "sources", "found"),
+    [
+        ("    y = m(x, training=True)\n", "m.trainable_variables", True),
+        ("    t.watch(x)\n    y = m(x, training=True)\n", "m.trainable_variables", True),
+        ("    t.watch(w)\n    y = w * b\n", "b", True),
+        ("    t.watch(w)\n    y = w * b\n", "[w, b]", False),
+        ("    t.watch(m.trainable_variables)\n    y = m(x)\n", "m.trainable_variables", False),
+        ("    t.watch(vs)\n    y = m(x)\n", "m.trainable_variables", False),  # vs unknown
+        ("    t.watch(x)\n    h = tf.tanh(x)\n    y = h * h\n", "h", False),  # intermediate
+        ("    y = x * x\n", "x", False),  # a plain tensor: TAP201's case
+    ],
+)
+def test_tape_that_never_watches_its_sources(block, sources, found):
+    body = (
+        "x = tf.constant(1.0)\nw = tf.Variable(1.0)\nb = tf.Variable(2.0)\n"
+        f"with tf.GradientTape(watch_accessed_variables=False) as t:\n{block}"
+        f"d = t.gradient(y, {sources})\n"
+    )
+    assert _never_watched(body) is found
+
+
+def test_tape_with_automatic_watching_is_not_judged():
+    body = "with tf.GradientTape() as t:\n    y = m(x)\nd = t.gradient(y, m.trainable_variables)\n"
+    assert _never_watched(body) is False
+
+
+def _probe(model) -> cst.BaseExpression:
+    """The value bound to `probe` by the last statement."""
+    (d,) = [d for d in model.defs_by_stmt[model.module.body[-1]] if d.name == "probe"]
+    return d.value
+
+
+KERAS_PRELUDE = (
+    "model = tf.keras.Sequential([tf.keras.layers.Dense(2)])\n"
+    "dense = keras.layers.Dense(3)\n"
+    "functional = keras.Model(inputs, outputs)\n"
+    "base = tf.keras.applications.ResNet50(weights=None)\n"
+    "class Net(tf.keras.Model):\n    pass\n"
+    "class Block(Net):\n    pass\n"
+    "class Plain(tf.Module):\n    pass\n"
+    "net = Block()\n"
+    "plain = Plain()\n"
+    "head = model.get_layer('dense')\n"
+    "inp = keras.Input((3,))\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("expr", "answer"),
+    [
+        ("model", Tri.YES),
+        ("dense", Tri.YES),
+        ("functional", Tri.YES),
+        ("base", Tri.YES),
+        ("net", Tri.YES),
+        ("head", Tri.YES),
+        ("model.layers[0]", Tri.YES),
+        ("plain", Tri.UNKNOWN),
+        ("inp", Tri.UNKNOWN),
+        ("unknown_param", Tri.UNKNOWN),
+    ],
+)
+def test_keras_objects_are_known_by_how_they_were_made(expr, answer):
+    model = model_of(HEADER + KERAS_PRELUDE + f"probe = {expr}\n")
+    probe = _probe(model)
+    assert KerasObjects(model).is_keras_object(probe) is answer
+
+
+@pytest.mark.parametrize(
+    ("expr", "answer"),
+    [
+        ("model.trainable_variables", Tri.YES),
+        ("model.weights", Tri.YES),
+        ("dense.kernel", Tri.YES),
+        ("model.layers[-1].bias", Tri.YES),
+        ("[dense.kernel, dense.bias]", Tri.YES),
+        ("model.trainable_variables[:2]", Tri.YES),
+        ("net.trainable_variables + dense.trainable_variables", Tri.YES),
+        ("list(model.trainable_variables)", Tri.YES),
+        ("[v for v in model.trainable_variables if 'kernel' in v.path]", Tri.YES),
+        ("keras.Variable(1.0)", Tri.YES),
+        ("dense.add_weight(shape=())", Tri.YES),
+        ("[v.value for v in model.trainable_variables]", Tri.UNKNOWN),
+        ("plain.trainable_variables", Tri.UNKNOWN),
+        ("tf.Variable(1.0)", Tri.UNKNOWN),
+        ("x", Tri.UNKNOWN),
+    ],
+)
+def test_keras_variables(expr, answer):
+    model = model_of(HEADER + KERAS_PRELUDE + f"probe = {expr}\n")
+    probe = _probe(model)
+    assert KerasObjects(model).holds_keras_variables(probe) is answer
+
+
+def test_self_is_keras_only_in_a_keras_class_method():
+    body = (
+        "class Net(keras.Model):\n    def train_step(self, data):\n"
+        "        with tf.GradientTape() as t:\n            y = self(data, training=True)\n"
+        "        return t.gradient(y, self.variables)\n"
+        "class Other(tf.Module):\n    def step(self, data):\n"
+        "        with tf.GradientTape() as t:\n            y = self(data)\n"
+        "        return t.gradient(y, self.variables)\n"
+    )
+    model = model_of(HEADER + body)
+    keras_objects = KerasObjects(model)
+    found = [
+        code(model, node)
+        for call in model.gradient_calls
+        for node, _ in all_variables_in_sources(model, keras_objects, call)
+    ]
+    assert found == ["self.variables"]
+
+
+def test_all_variables_through_lists_sums_and_names():
+    body = (
+        "enc = tf.keras.Sequential([])\ndec = tf.keras.Sequential([])\n"
+        "params = enc.weights\n"
+        "with tf.GradientTape() as t:\n    y = dec(enc(x, training=True), training=True)\n"
+        "a = t.gradient(y, [enc.variables, dec.trainable_variables])\n"
+    )
+    for sources in (
+        "[enc.variables, dec.trainable_variables]",
+        "dec.trainable_variables + enc.weights",
+        "params",
+    ):
+        model = model_of(HEADER + body.replace("[enc.variables, dec.trainable_variables]", sources))
+        (call,) = model.gradient_calls
+        found = [
+            (code(model, node), code(model, attribute))
+            for node, attribute in all_variables_in_sources(model, KerasObjects(model), call)
+        ]
+        assert len(found) == 1
+        node, attribute = found[0]
+        assert attribute in ("enc.variables", "enc.weights")
+        assert node == (sources if sources == "params" else attribute)
