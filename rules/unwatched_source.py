@@ -11,13 +11,12 @@ class UnwatchedSource(Rule):
     Checks for a gradient source that is a plain tensor (made by `tf.constant`,
     `tf.convert_to_tensor`, `tf.random.*`, `tf.zeros`/`ones`/`fill`/`eye`/`linspace`/`range`,
     arithmetic outside the tape, or a NumPy array), not a `tf.Variable`, and that the tape
-    never watches before it is used in the block.
+    never watches.
 
     ## Why is this bad?
     A tape watches the trainable variables it touches, but ordinary tensors only when asked
     (seed 000: "Trainable variables are watched automatically, but ordinary tensors are not").
-    Operations on an unwatched tensor are not recorded, so the gradient for it is `None`.
-    Watching it after it was used is too late: the operations before the `watch` are lost.
+    The gradient for an unwatched tensor is `None`.
 
     A NumPy array as a source is worse: `gradient` raises `AttributeError` (`'numpy.ndarray'
     object has no attribute '_id'`, TensorFlow 2.21) and `watch` refuses it; convert it to a
@@ -25,6 +24,11 @@ class UnwatchedSource(Rule):
 
     Only the tape whose gradient is asked for counts: an outer tape's `watch` does not make
     an inner tape record. `tape.watch([x, y])` watches both.
+
+    Any `watch` of the source on that tape counts, even one after the source's first use:
+    that loses the operations before it only when nothing else made the tape record them
+    (measured on TensorFlow 2.21: `u = net(points); tape.watch(points)` still gives a
+    gradient for `points`, since the model's variables made the tape record the call).
 
     A source whose origin is not visible here (a parameter, an attribute, a helper's result,
     a value computed inside the block from other values) is never reported, nor is any
@@ -66,13 +70,9 @@ class UnwatchedSource(Rule):
                         "tensor",
                     )
                     continue
-                if unwatched.late_watch is None:
-                    problem = f"`{tape}` never watches it"
-                else:
-                    problem = f"`{tape}.watch({source})` comes after every use of it"
                 yield Finding(
                     unwatched.source,
-                    f"`{source}` is a plain tensor and {problem}, so `{tape}.{call.method}` "
-                    f"returns None for it; call `{tape}.watch({source})` at the start of the "
-                    "`with` block",
+                    f"`{source}` is a plain tensor that `{tape}` never watches, so "
+                    f"`{tape}.{call.method}` returns None for it; call `{tape}.watch({source})` "
+                    "at the start of the `with` block",
                 )

@@ -20,7 +20,9 @@ class WatchKerasVariables(Rule):
     `ValueError: Passed in object <Variable ...> of type 'Variable', not tf.Tensor or
     tf.Variable or ExtensionType.` (measured on TensorFlow 2.21 with Keras 3.15, for
     `model.trainable_variables`, `layer.kernel`, a list and a tuple of them). Seed 000's own
-    `watch_accessed_variables=False` example does exactly this.
+    `watch_accessed_variables=False` example does exactly this. (Before a model is built
+    its variable list is empty, so `watch` raises nothing and watches nothing; with
+    `watch_accessed_variables=False` every gradient is then None. Both are this mistake.)
 
     Not reported: watching tensors or `tf.Variable(...)`s; objects not known to be Keras
     models or layers; files that use legacy Keras 2 (`tf_keras`, `TF_USE_LEGACY_KERAS`),
@@ -39,8 +41,10 @@ class WatchKerasVariables(Rule):
         loss = loss_fn(y, model(x, training=True))
     ```
 
-    or, to keep watching only these variables, watch their backing `tf.Variable`s:
+    or, to keep watching only these variables, watch their backing `tf.Variable`s (the model
+    must be built by then: an unbuilt model has no variables yet, and the list is empty):
     ```python
+    model.build(x.shape)
     with tf.GradientTape(watch_accessed_variables=False) as tape:
         tape.watch([v.value for v in model.trainable_variables])
         loss = loss_fn(y, model(x, training=True))
@@ -66,5 +70,5 @@ class WatchKerasVariables(Rule):
                 call.node,
                 f"`{shown}` is or holds Keras variables, which are not `tf.Variable`s: `watch` "
                 "raises ValueError; let the tape watch the variables it accesses, or watch "
-                "`[v.value for v in ...]`",
+                "`[v.value for v in ...]` of the built model",
             )
