@@ -225,58 +225,106 @@ def _rebound_elsewhere(model: FileModel, name: str) -> bool:
 
 # ---------------------------------------------------------------------- watch coverage
 def covers(model: FileModel, argument: cst.BaseExpression, source: cst.BaseExpression) -> Tri:
-    """Whether watching `argument` watches `source`: YES for the same name or attribute (also
-    inside a list or tuple, or through a name bound to one); NO when the argument is shown
-    to hold other values; UNKNOWN otherwise."""
-    return _covers(model, argument, source, set())
+    """Whether watching `argument` watches (part of) `source`.
 
-
-def _covers(
-    model: FileModel, argument: cst.BaseExpression, source: cst.BaseExpression, seen: set[Def]
-) -> Tri:
-    if _same_reference(argument, source):
-        return Tri.YES
-    if isinstance(argument, (cst.List, cst.Tuple)):
-        answers = [
-            _covers(model, e.value, source, seen) if isinstance(e, cst.Element) else Tri.UNKNOWN
-            for e in argument.elements
-        ]
-        if Tri.YES in answers:
-            return Tri.YES
-        return Tri.NO if all(a is Tri.NO for a in answers) else Tri.UNKNOWN
-    if isinstance(argument, cst.Name):
-        defs = model.defs_of(argument)
-        if not defs:
-            return Tri.UNKNOWN
-        answers = []
-        for d in defs:
-            if d in seen:
-                answers.append(Tri.UNKNOWN)
-                continue
-            seen.add(d)
-            answers.append(_definition_covers(model, d, source, seen))
-        if Tri.YES in answers:
-            return Tri.YES
-        return Tri.NO if all(a is Tri.NO for a in answers) else Tri.UNKNOWN
-    return Tri.UNKNOWN
-
-
-def _definition_covers(model: FileModel, d: Def, source: cst.BaseExpression, seen: set[Def]) -> Tri:
-    if d.kind is not DefKind.ASSIGN or d.value is None:
+    Both sides are taken apart into atoms: list and tuple literals, and names bound only to
+    them, stand for their items. YES when an atom of each side is the same name or attribute
+    (through plain aliases such as `inputs = x`); NO when every pair of atoms is shown to be
+    different objects; UNKNOWN otherwise.
+    """
+    watched = _atoms(model, argument, set())
+    sources = _atoms(model, source, set())
+    if watched is None or sources is None:
         return Tri.UNKNOWN
-    value = d.value
-    if isinstance(value, (cst.List, cst.Tuple, cst.Name)):
-        return _covers(model, value, source, seen)
-    if isinstance(value, cst.Call):
-        qualified = model.imports.qualify(value.func)
-        # A fresh tensor or variable is not the source (which is a name of its own).
-        if qualified is not None and (
-            qualified in _TENSOR_FACTORIES
-            or qualified == "tensorflow.Variable"
-            or qualified.startswith("tensorflow.random.")
+    answers = [_same_object(model, w, s) for w in watched for s in sources]
+    if Tri.YES in answers:
+        return Tri.YES
+    return Tri.NO if all(a is Tri.NO for a in answers) else Tri.UNKNOWN
+
+
+def _atoms(
+    model: FileModel, expr: cst.BaseExpression, seen: set[Def]
+) -> list[cst.BaseExpression] | None:
+    """The single values `expr` holds, or None when a part cannot be taken apart."""
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        atoms: list[cst.BaseExpression] = []
+        for element in expr.elements:
+            if not isinstance(element, cst.Element):
+                return None  # `*rest`
+            inner = _atoms(model, element.value, seen)
+            if inner is None:
+                return None
+            atoms.extend(inner)
+        return atoms
+    if isinstance(expr, cst.Name):
+        defs = model.defs_of(expr)
+        if defs and all(
+            d.kind is DefKind.ASSIGN and isinstance(d.value, (cst.List, cst.Tuple)) for d in defs
         ):
-            return Tri.NO
+            if defs & seen:
+                return None
+            seen |= defs
+            atoms = []
+            for d in defs:
+                inner = _atoms(model, d.value, seen)
+                if inner is None:
+                    return None
+                atoms.extend(inner)
+            return atoms
+    return [expr]
+
+
+def _same_object(model: FileModel, a: cst.BaseExpression, b: cst.BaseExpression) -> Tri:
+    a, b = _alias_root(model, a), _alias_root(model, b)
+    if _same_reference(a, b):
+        return Tri.YES
+    kind_a, kind_b = _fresh_kind(model, a), _fresh_kind(model, b)
+    if kind_a is not None and kind_b is not None:
+        return Tri.NO  # two names, each bound only to a new object of its own
+    # A variable list (`model.trainable_variables`) cannot hold a freshly made tensor.
+    if (kind_a == "tensor" and isinstance(b, cst.Attribute)) or (
+        kind_b == "tensor" and isinstance(a, cst.Attribute)
+    ):
+        return Tri.NO
     return Tri.UNKNOWN
+
+
+def _alias_root(model: FileModel, expr: cst.BaseExpression) -> cst.BaseExpression:
+    """`x` for `inputs` after `inputs = x` (every definition the same plain alias)."""
+    seen: set[str] = set()
+    while isinstance(expr, cst.Name) and expr.value not in seen:
+        seen.add(expr.value)
+        values = {
+            d.value.value if isinstance(d.value, cst.Name) else None for d in model.defs_of(expr)
+        }
+        defs = model.defs_of(expr)
+        if not defs or len(values) != 1 or None in values:
+            break
+        if not all(d.kind is DefKind.ASSIGN for d in defs):
+            break
+        expr = next(iter(defs)).value
+    return expr
+
+
+def _fresh_kind(model: FileModel, expr: cst.BaseExpression) -> str | None:
+    """ "variable" or "tensor" when `expr` is a name bound only to newly made objects (by
+    `tf.Variable(...)` or a tensor factory), else None."""
+    if not isinstance(expr, cst.Name):
+        return None
+    kinds = set()
+    for d in model.defs_of(expr):
+        if d.kind is not DefKind.ASSIGN or not isinstance(d.value, cst.Call):
+            return None
+        qualified = model.imports.qualify(d.value.func)
+        if qualified == "tensorflow.Variable":
+            kinds.add("variable")
+        elif qualified is not None and (
+            qualified in _TENSOR_FACTORIES or qualified.startswith("tensorflow.random.")
+        ):
+            kinds.add("tensor")
+        else:
+            return None
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def _same_reference(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
@@ -367,13 +415,17 @@ def _never_watched(
 def _computed_outside_recording(
     model: FileModel, tape: TapeInstance, source: cst.BaseExpression
 ) -> bool:
-    """A source that is a name bound only while the tape did not record, or an attribute
-    such as `model.trainable_variables` (never computed by the tape)."""
-    if isinstance(source, cst.Attribute):
-        return True
-    if not isinstance(source, cst.Name):
+    """Every part of the source is a name bound only while the tape did not record, or an
+    attribute such as `model.trainable_variables` (never computed by the tape)."""
+    atoms = _atoms(model, source, set())
+    if atoms is None:
         return False
-    defs = model.defs_of(source)
-    return bool(defs) and all(
-        d.kind is not DefKind.OTHER and not is_recording(d.ctx, tape) for d in defs
-    )
+    for atom in atoms:
+        if isinstance(atom, cst.Attribute):
+            continue
+        if not isinstance(atom, cst.Name):
+            return False
+        defs = model.defs_of(atom)
+        if not defs or any(d.kind is DefKind.OTHER or is_recording(d.ctx, tape) for d in defs):
+            return False
+    return True

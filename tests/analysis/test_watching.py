@@ -172,11 +172,16 @@ def _never_watched(body: str) -> bool:
         ("    t.watch(vs)\n    y = m(x)\n", "m.trainable_variables", False),  # vs unknown
         ("    t.watch(x)\n    h = tf.tanh(x)\n    y = h * h\n", "h", False),  # intermediate
         ("    y = x * x\n", "x", False),  # a plain tensor: TAP201's case
+        ("    t.watch(w)\n    y = w * b\n", "pair", False),  # pair = [w, b] holds w
+        ("    t.watch(w)\n    y = w * b\n", "same", False),  # same = w is w
+        ("    t.watch(w)\n    y = m(x)\n", "m.trainable_variables", False),  # may hold w
+        ("    t.watch(x)\n    y = w * b\n", "pair", True),  # a new tensor is neither
     ],
 )
 def test_tape_that_never_watches_its_sources(block, sources, found):
     body = (
         "x = tf.constant(1.0)\nw = tf.Variable(1.0)\nb = tf.Variable(2.0)\n"
+        "pair = [w, b]\nsame = w\n"
         f"with tf.GradientTape(watch_accessed_variables=False) as t:\n{block}"
         f"d = t.gradient(y, {sources})\n"
     )
