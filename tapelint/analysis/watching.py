@@ -123,12 +123,13 @@ class _PlainTensors:
         self.model = model
         self.tape = tape
         self._memo: dict[Def, Tri] = {}
+        self._rebound = _names_rebound_elsewhere(model)
 
     def name(self, expr: cst.BaseExpression) -> Tri:
         if not isinstance(expr, cst.Name):
             return Tri.UNKNOWN
         defs = self.model.defs_of(expr)
-        if not defs or _rebound_elsewhere(self.model, expr.value):
+        if not defs or expr.value in self._rebound:
             return Tri.UNKNOWN
         return _all([self._definition(d) for d in defs])
 
@@ -217,10 +218,16 @@ def _all(answers: list[Tri]) -> Tri:
     return Tri.UNKNOWN
 
 
-def _rebound_elsewhere(model: FileModel, name: str) -> bool:
-    """A name some function rebinds through `global` / `nonlocal` may hold anything."""
-    pattern = rf"\b(?:global|nonlocal)\b[^\n]*\b{re.escape(name)}\b"
-    return re.search(pattern, model.source_text) is not None
+_GLOBAL_STATEMENT = re.compile(r"\b(?:global|nonlocal)\s+([\w \t,]+)")
+
+
+def _names_rebound_elsewhere(model: FileModel) -> set[str]:
+    """Names some function rebinds through `global` / `nonlocal`: they may hold anything."""
+    return {
+        name.strip()
+        for names in _GLOBAL_STATEMENT.findall(model.source_text)
+        for name in names.split(",")
+    }
 
 
 # ---------------------------------------------------------------------- watch coverage
