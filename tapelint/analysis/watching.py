@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 import libcst as cst
 
@@ -221,13 +222,16 @@ def _all(answers: list[Tri]) -> Tri:
 _GLOBAL_STATEMENT = re.compile(r"\b(?:global|nonlocal)\s+([\w \t,]+)")
 
 
-def _names_rebound_elsewhere(model: FileModel) -> set[str]:
+def _names_rebound_elsewhere(model: FileModel) -> frozenset[str]:
     """Names some function rebinds through `global` / `nonlocal`: they may hold anything."""
-    return {
-        name.strip()
-        for names in _GLOBAL_STATEMENT.findall(model.source_text)
-        for name in names.split(",")
-    }
+    return _rebound_in(model.source_text)
+
+
+@lru_cache(maxsize=4)
+def _rebound_in(text: str) -> frozenset[str]:
+    return frozenset(
+        name.strip() for names in _GLOBAL_STATEMENT.findall(text) for name in names.split(",")
+    )
 
 
 # ---------------------------------------------------------------------- watch coverage
