@@ -35,8 +35,10 @@ class GradientWrtAllVariables(Rule):
 
     ## Fix safety
     No automatic fix. Replacing the sources alone changes how many gradients come back, and
-    `model.variables` lists each layer's variables in turn (trainable and not), so code that
-    zips the gradients with `model.variables` would pair them with the wrong variables.
+    `model.variables` lists each layer's variables in turn, trainable and not, so code that
+    still zips the gradients with `model.variables` would pair them with the wrong variables
+    as soon as a non-trainable one comes before a trainable one (two BatchNormalization
+    layers). The sources and every place that pairs them must change together.
     """
 
     code = "TAP203"

@@ -22,7 +22,8 @@ class WatchAccessedVariablesOff(Rule):
     Not reported: a tape that watches one of the sources (or a list containing it, or
     something this analysis cannot see into, such as `[v.value for v in variables]`); a
     source computed inside the block (it may derive from a watched value); a tape passed to
-    other code; a call whose sources are all plain tensors (TAP201 reports each of those).
+    other code; a call whose sources are all plain tensors (TAP201 reports each of those; a
+    plain tensor among variable sources is reported by both rules).
 
     ## Example
     ```python
