@@ -10,7 +10,9 @@ class GradientWrtAllVariables(Rule):
     """## What it does
     Checks for gradient sources written as `model.variables` / `model.weights` (or a layer's)
     where the model or layer is known to be a Keras one: built with a Keras constructor in
-    this file, an instance of a Keras subclass defined here, or `self` inside such a class.
+    this file (directly or by a function of the file that returns it), an instance of a Keras
+    subclass defined here, `self` inside such a class, or a parameter annotated as a Keras
+    model or layer.
 
     ## Why is this bad?
     `variables` and `weights` include non-trainable state: BatchNormalization moving

@@ -9,9 +9,11 @@ from an attribute's name: `tf.Module` and plain Python classes also name their v
 Known Keras objects: the result of a Keras constructor (`tf.keras.Sequential(...)`,
 `keras.Model(inputs, outputs)`, `keras.layers.Dense(...)`, `keras.applications.ResNet50(...)`,
 `keras.models.load_model(...)`), an instance of a class of this module that subclasses a Keras
-model or layer, `self` inside such a class, `model.layers[i]` and `model.get_layer(...)` of a
-known model, and names bound to any of these. Anything else (a parameter, `self.encoder`
-assigned in an `__init__`, a helper's result) is unknown.
+model or layer, `self` inside such a class, the result of a function of this module whose
+every `return` gives a known Keras object (`build_model()`), a parameter annotated with a
+Keras model or layer class, `model.layers[i]` and `model.get_layer(...)` of a known model,
+and names bound to any of these. Anything else (an unannotated parameter, `self.encoder`
+assigned in an `__init__`, an imported helper's result) is unknown.
 """
 
 from __future__ import annotations
@@ -89,6 +91,7 @@ class KerasObjects:
         self.model = model
         self._classes: dict[cst.ClassDef, Tri] = {}
         self._defs: dict[Def, Tri] = {}
+        self._functions: dict[cst.FunctionDef, Tri] = {}
 
     # ------------------------------------------------------------------ models and layers
     def is_keras_object(self, expr: cst.BaseExpression) -> Tri:
@@ -118,8 +121,10 @@ class KerasObjects:
         answer = Tri.UNKNOWN
         if d.kind is DefKind.ASSIGN and d.value is not None:
             answer = self.is_keras_object(d.value)
-        elif d.kind is DefKind.PARAM and d.name == "self":
-            answer = self._self_of_keras_class(d)
+        elif d.kind is DefKind.PARAM:
+            answer = self._self_of_keras_class(d) if d.name == "self" else Tri.UNKNOWN
+            if answer is not Tri.YES:
+                answer = self._annotated_as_keras(d)
         self._defs[d] = answer
         return answer
 
@@ -135,9 +140,41 @@ class KerasObjects:
         if qualified is not None:
             return Tri.YES if _is_keras_factory(qualified) else Tri.UNKNOWN
         if isinstance(func, cst.Name):
-            classes = [d.stmt for d in self.model.defs_of(func) if d.kind is DefKind.DEFINITION]
-            if classes and all(isinstance(c, cst.ClassDef) for c in classes):
-                return _all([self._is_keras_class(c) for c in classes])
+            defs = self.model.defs_of(func)
+            made = [d.stmt for d in defs if d.kind is DefKind.DEFINITION]
+            if not made or len(made) != len(defs):
+                return Tri.UNKNOWN
+            if all(isinstance(c, cst.ClassDef) for c in made):
+                return _all([self._is_keras_class(c) for c in made])
+            if all(isinstance(f, cst.FunctionDef) for f in made):
+                return _all([self._returns_keras_object(f) for f in made])
+        return Tri.UNKNOWN
+
+    def _returns_keras_object(self, function: cst.FunctionDef) -> Tri:
+        """A function of this file (`build_model()`) whose every `return` gives a Keras
+        object."""
+        cached = self._functions.get(function)
+        if cached is not None:
+            return cached
+        self._functions[function] = Tri.UNKNOWN  # recursion
+        returns = _returns_of(function)
+        answer = Tri.UNKNOWN
+        if returns and all(r.value is not None for r in returns):
+            answer = _all([self.is_keras_object(r.value) for r in returns])
+        self._functions[function] = answer
+        return answer
+
+    def _annotated_as_keras(self, d: Def) -> Tri:
+        """A parameter annotated with a Keras model or layer class (`model: keras.Model`)."""
+        function = d.stmt
+        if not isinstance(function, (cst.FunctionDef, cst.Lambda)):
+            return Tri.UNKNOWN
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name is d.target and param.annotation is not None:
+                qualified = self.model.imports.qualify(param.annotation.annotation)
+                if qualified is not None and _is_keras_base(qualified):
+                    return Tri.YES
         return Tri.UNKNOWN
 
     def _is_keras_class(self, node: cst.ClassDef) -> Tri:
@@ -275,6 +312,20 @@ class KerasObjects:
         if isinstance(expr, cst.Subscript):
             return self.is_keras_object(expr) is Tri.YES
         return False
+
+
+def _returns_of(function: cst.FunctionDef) -> list[cst.Return]:
+    """The `return` statements of `function` itself (not of functions nested in it)."""
+    found: list[cst.Return] = []
+    pending: list[cst.CSTNode] = list(function.body.children)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.Return):
+            found.append(node)
+        pending.extend(node.children)
+    return found
 
 
 def _is_keras_layer_constructor(qualified: str) -> bool:

@@ -211,6 +211,12 @@ KERAS_PRELUDE = (
     "plain = Plain()\n"
     "head = model.get_layer('dense')\n"
     "inp = keras.Input((3,))\n"
+    "def build():\n    m = keras.Sequential([])\n    if wide:\n        return keras.Model(i, o)\n"
+    "    return m\n"
+    "def maybe():\n    if ok:\n        return keras.Sequential([])\n    return load(path)\n"
+    "built = build()\n"
+    "unsure = maybe()\n"
+    "def annotated(m: tf.keras.Model, n: tf.Module):\n    return m, n\n"
 )
 
 
@@ -224,8 +230,10 @@ KERAS_PRELUDE = (
         ("net", Tri.YES),
         ("head", Tri.YES),
         ("model.layers[0]", Tri.YES),
+        ("built", Tri.YES),
         ("plain", Tri.UNKNOWN),
         ("inp", Tri.UNKNOWN),
+        ("unsure", Tri.UNKNOWN),
         ("unknown_param", Tri.UNKNOWN),
     ],
 )
@@ -259,6 +267,16 @@ def test_keras_variables(expr, answer):
     model = model_of(HEADER + KERAS_PRELUDE + f"probe = {expr}\n")
     probe = _probe(model)
     assert KerasObjects(model).holds_keras_variables(probe) is answer
+
+
+def test_parameters_annotated_with_a_keras_class_are_keras_objects():
+    model = model_of(HEADER + KERAS_PRELUDE)
+    (function,) = [d.stmt for d in model.scope_defs[model.scopes[0]]["annotated"]]
+    (returned,) = [s.body[0].value for s in function.body.body if isinstance(s.body[0], cst.Return)]
+    m, n = (e.value for e in returned.elements)
+    keras_objects = KerasObjects(model)
+    assert keras_objects.is_keras_object(m) is Tri.YES
+    assert keras_objects.is_keras_object(n) is Tri.UNKNOWN
 
 
 def test_self_is_keras_only_in_a_keras_class_method():
