@@ -1,0 +1,63 @@
+from collections.abc import Iterator
+
+from tapelint.analysis import FileModel
+from tapelint.analysis.unrelated import unrelated_work
+from tapelint.diagnostics import Severity
+from tapelint.rule import Finding, Rule, source_of
+
+
+class UnrelatedWorkInTape(Rule):
+    """## What it does
+    Checks for work inside a tape's `with` block that does not depend on anything the tape
+    watches: input preprocessing, data loading, noise or label encoding done with TensorFlow
+    ops on the batch. The first such statement of each block is reported.
+
+    It is conservative about what "depends" means: a model or layer call, a variable, an
+    attribute such as `self.w`, a call of any function other than TensorFlow and NumPy ops,
+    and any name it cannot resolve count as dependent. A block that watches tensors
+    explicitly (`tape.watch(x)`) is not checked, nor one whose tape does not watch the
+    variables it reads, nor a tape passed elsewhere. Shapes, constants and `tf.print` are not
+    counted as work.
+
+    This rule is in preview: select it with `--select TAP106` or `--preview`.
+
+    ## Why is this bad?
+    Seed 000: "Keep the tape scope as small as correctness allows." Work in the block reads as
+    part of what is differentiated, and every op run there is checked against the tape (and
+    recorded, once something in it is watched). Preprocessing belongs before the block, where
+    it is visibly data.
+
+    ## Example
+    ```python
+    with tf.GradientTape() as tape:
+        images = tf.image.random_flip_left_right(images)
+        loss = loss_fn(labels, model(images, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    ```
+
+    Use instead:
+    ```python
+    images = tf.image.random_flip_left_right(images)
+    with tf.GradientTape() as tape:
+        loss = loss_fn(labels, model(images, training=True))
+    grads = tape.gradient(loss, model.trainable_variables)
+    ```
+    """
+
+    code = "TAP106"
+    name = "unrelated-work-in-tape"
+    severity = Severity.WARNING
+    preview = True
+
+    def check(self, model: FileModel) -> Iterator[Finding]:
+        for tape in model.tapes:
+            for block in tape.blocks:
+                statement = unrelated_work(model, tape, block)
+                if statement is None:
+                    continue
+                name = tape.name or "the tape"
+                yield Finding(
+                    statement,
+                    f"`{source_of(model, statement)}` inside `{name}`'s block does not depend on "
+                    "anything the tape watches; move it before the `with` block",
+                )
