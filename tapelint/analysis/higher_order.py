@@ -27,12 +27,22 @@ from tapelint.analysis.model import (
     is_recording,
 )
 
-# Calls that take the gradients and leave nothing a tape could differentiate later.
+# Calls that take the gradients and leave nothing a tape could differentiate later:
+# applying them, logging them, summaries and metric updates.
 _SINK_METHODS = frozenset(
-    {"apply_gradients", "apply", "debug", "info", "warning", "warn", "error", "exception"}
+    {
+        "apply_gradients",
+        "apply",
+        "update_state",
+        "debug",
+        "info",
+        "warning",
+        "warn",
+        "error",
+        "exception",
+    }
 )
 _SINK_FUNCTIONS = frozenset({"print"})
-_SINK_QUALIFIED = frozenset({"tensorflow.print"})
 
 
 def gradient_inside_own_block(model: FileModel, call: TapeCall) -> Tri:
@@ -139,7 +149,8 @@ class _ResultFlow:
             return True
         if isinstance(func, cst.Name) and func.value in _SINK_FUNCTIONS:
             return True
-        return self.model.imports.qualify(func) in _SINK_QUALIFIED
+        qualified = self.model.imports.qualify(func) or ""
+        return qualified == "tensorflow.print" or qualified.startswith("tensorflow.summary.")
 
     def _new(self, bound: Iterable[Def]) -> list[Def]:
         fresh = [d for d in bound if d not in self.defs]
