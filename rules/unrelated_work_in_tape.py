@@ -1,5 +1,7 @@
 from collections.abc import Iterator
 
+import libcst as cst
+
 from tapelint.analysis import FileModel
 from tapelint.analysis.unrelated import unrelated_work
 from tapelint.diagnostics import Severity
@@ -50,14 +52,16 @@ class UnrelatedWorkInTape(Rule):
     preview = True
 
     def check(self, model: FileModel) -> Iterator[Finding]:
+        names: dict[cst.With, list[str]] = {}
         for tape in model.tapes:
             for block in tape.blocks:
-                statement = unrelated_work(model, tape, block)
-                if statement is None:
-                    continue
-                name = tape.name or "the tape"
-                yield Finding(
-                    statement,
-                    f"`{source_of(model, statement)}` inside `{name}`'s block does not depend on "
-                    "anything the tape watches; move it before the `with` block",
-                )
+                names.setdefault(block, []).append(f"`{tape.name or 'tape'}`")
+        for block, entered in names.items():
+            statement = unrelated_work(model, block)
+            if statement is None:
+                continue
+            yield Finding(
+                statement,
+                f"`{source_of(model, statement)}` inside the block of {', '.join(entered)} does "
+                "not depend on anything the tape watches; move it before the `with` block",
+            )

@@ -551,9 +551,9 @@ class ModelBuilder:
         tape (TensorFlow drops the used one at that call), so its call count starts over."""
         for frame in frames:
             tape = frame.tape
-            if frame.kind is FrameKind.TAPE and tape is not None and tape.persistent is Tri.NO:
-                if self.state is not None:
-                    self.state.counts[tape] = 0
+            fresh = frame.kind is FrameKind.TAPE and tape is not None and tape.persistent is Tri.NO
+            if fresh and self.state is not None:
+                self.state.counts[tape] = 0
 
     def _frame_entered_by(self, expr: cst.BaseExpression, node: cst.With) -> Frame | None:
         tape: TapeInstance | None = None

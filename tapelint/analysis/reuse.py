@@ -61,9 +61,13 @@ def _unreachable_when_spent(
     if _how(tape, call, calls) == "loop":
         loops = [f.node for f in _frames_since_creation(tape, call) if f.kind is FrameKind.LOOP]
         for later in calls:
-            if later.order > call.order and _precedes(model, call, later):
-                if loops and any(f.node is loops[-1] for f in later.ctx):
-                    return True
+            if (
+                loops
+                and later.order > call.order
+                and _precedes(model, call, later)
+                and any(f.node is loops[-1] for f in later.ctx)
+            ):
+                return True
     return False
 
 

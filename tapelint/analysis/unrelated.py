@@ -17,7 +17,7 @@ import libcst as cst
 from tapelint.analysis.dataflow import Watched
 from tapelint.analysis.expressions import child_blocks, statements
 from tapelint.analysis.lifecycle import escapes
-from tapelint.analysis.model import Def, DefKind, FileModel, TapeInstance, Tri
+from tapelint.analysis.model import Def, DefKind, FileModel, Scope, TapeInstance, Tri, is_recording
 from tapelint.analysis.names import is_numpy, is_tensorflow
 
 # TensorFlow calls that are not work worth moving: metadata, constants, identity, logging,
@@ -52,32 +52,54 @@ _NOT_OPS = frozenset(
     }
 )
 _KERAS_OPS = ("keras.ops.", "keras.random.")
-_DATA_BUILTINS = frozenset({"range", "len", "int", "float", "abs", "min", "max", "round"})
+_DATA_BUILTINS = frozenset(
+    {"range", "len", "int", "float", "abs", "min", "max", "round", "zip", "enumerate", "list"}
+    | {"tuple"}
+)
+# Methods of arrays and tensors that only convert or reshape the value they are called on.
+_DATA_METHODS = frozenset({"astype", "reshape", "transpose", "squeeze", "flatten", "ravel", "copy"})
 _METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "ndim"})
 
 
-def unrelated_work(model: FileModel, tape: TapeInstance, block: cst.With) -> cst.CSTNode | None:
-    """The first statement in `block` (a `with` block of `tape`) that does TensorFlow work
-    on values that certainly do not depend on what the tape watches, or None. Nothing is
-    reported for a tape that watches tensors explicitly, does not watch the variables it
-    reads, escapes, or answers no gradient call in its own function."""
-    if tape.watch_accessed_variables is not Tri.YES or escapes(model, tape):
-        return None
-    calls = model.calls_on(tape)
-    if any(c.method == "watch" for c in calls):
-        return None
-    gradient_calls = [c for c in calls if c.is_gradient and c.scope is tape.scope]
-    if not gradient_calls:
+def unrelated_work(model: FileModel, block: cst.With) -> cst.CSTNode | None:
+    """The first statement in `block` (a `with` block that enters one or more tapes) that does
+    TensorFlow work on values that certainly do not depend on what any tape recording it
+    watches, or None. Nothing is reported when one of those tapes watches tensors explicitly,
+    does not watch the variables it reads, escapes, or answers no gradient call in its own
+    function: what it needs recorded is then not known."""
+    tapes = _tapes_recording(model, block)
+    if not tapes:
         return None
     watched: set[str] = set()
-    for call in gradient_calls:
-        watched |= Watched(model, call).names
-    independence = _Independence(model, tape, watched)
+    for tape in tapes:
+        if tape.watch_accessed_variables is not Tri.YES or escapes(model, tape):
+            return None
+        calls = model.calls_on(tape)
+        if any(c.method == "watch" for c in calls):
+            return None
+        gradient_calls = [c for c in calls if c.is_gradient and c.scope is tape.scope]
+        if not gradient_calls:
+            return None
+        for call in gradient_calls:
+            watched |= Watched(model, call).names
+    independence = _Independence(model, tapes[0].scope, watched)
     for stmt in _recorded_statements(model, statements(block.body)):
         for small in stmt.body:
             if independence.unrelated(stmt, small):
                 return small
     return None
+
+
+def _tapes_recording(model: FileModel, block: cst.With) -> list[TapeInstance]:
+    """The tapes `block` enters, and the tapes of enclosing blocks recording around them."""
+    entered = [t for t in model.tapes if block in t.blocks]
+    tapes = list(entered)
+    for tape in entered:
+        for frame in tape.ctx:
+            outer = frame.tape
+            if outer is not None and outer not in tapes and is_recording(tape.ctx, outer):
+                tapes.append(outer)
+    return tapes
 
 
 def _recorded_statements(
@@ -88,16 +110,18 @@ def _recorded_statements(
     for stmt in body:
         if isinstance(stmt, cst.SimpleStatementLine):
             yield stmt
-        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            continue
-        elif isinstance(stmt, cst.With) and _enters_a_tape_or_stops(model, stmt):
-            continue
-        else:
+        elif not _leaves_the_recording(model, stmt):
             for inner in child_blocks(stmt):
                 yield from _recorded_statements(model, inner)
 
 
-def _enters_a_tape_or_stops(model: FileModel, node: cst.With) -> bool:
+def _leaves_the_recording(model: FileModel, node: cst.CSTNode) -> bool:
+    """A nested definition (runs later), another tape's block (checked for that tape) or a
+    `stop_recording()` block."""
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return True
+    if not isinstance(node, cst.With):
+        return False
     if any(node in t.blocks for t in model.tapes):
         return True
     for item in node.items:
@@ -110,11 +134,16 @@ def _enters_a_tape_or_stops(model: FileModel, node: cst.With) -> bool:
 
 
 class _Independence:
-    def __init__(self, model: FileModel, tape: TapeInstance, watched: set[str]) -> None:
+    def __init__(self, model: FileModel, scope: Scope, watched: set[str]) -> None:
         self.model = model
-        self.scope = tape.scope
+        self.scope = scope
         self.watched = watched
         self._defs: dict[Def, bool] = {}
+        # A definition that reaches itself (`x = f(x)` in a loop) adds no dependence of its
+        # own: while it is evaluated it counts as independent, and answers that assumed so
+        # are not kept.
+        self._visiting: set[Def] = set()
+        self._assumed = False
 
     def unrelated(self, stmt: cst.SimpleStatementLine, small: cst.BaseSmallStatement) -> bool:
         if isinstance(small, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
@@ -201,31 +230,46 @@ class _Independence:
             or (isinstance(func, cst.Name) and func.value in _DATA_BUILTINS | {"next"})
         )
         if not known:
-            return False
+            return self._method_independent(call)
         if isinstance(func, cst.Name) and func.value == "next":
             return True  # the next batch from an iterator is data
         return all(self.independent(arg.value) for arg in call.args)
+
+    def _method_independent(self, call: cst.Call) -> bool:
+        func = call.func
+        return (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in _DATA_METHODS
+            and self.independent(func.value)
+            and all(self.independent(arg.value) for arg in call.args)
+        )
 
     def _def_independent(self, d: Def) -> bool:
         cached = self._defs.get(d)
         if cached is not None:
             return cached
-        self._defs[d] = False  # cycles resolve to "dependent"
-        result = False
-        if d.name in self.watched:
-            result = False
-        elif d.kind is DefKind.PARAM:
-            result = d.scope is self.scope and d.name not in ("self", "cls")
-        elif d.kind in (DefKind.ASSIGN, DefKind.UNPACK, DefKind.FOR, DefKind.COMP):
-            result = d.value is not None and self.independent(d.value)
-        elif d.kind is DefKind.AUG:
-            result = (
-                d.value is not None
-                and self.independent(d.value)
-                and self.independent(d.target)
-            )
-        self._defs[d] = result
+        if d in self._visiting:
+            self._assumed = True
+            return True
+        self._visiting.add(d)
+        outer_assumed, self._assumed = self._assumed, False
+        result = self._evaluate(d)
+        self._visiting.discard(d)
+        if not result or not self._assumed:
+            self._defs[d] = result
+        self._assumed = outer_assumed or self._assumed
         return result
+
+    def _evaluate(self, d: Def) -> bool:
+        if d.name in self.watched:
+            return False
+        if d.kind is DefKind.PARAM:
+            return d.scope is self.scope and d.name not in ("self", "cls")
+        if d.kind in (DefKind.ASSIGN, DefKind.UNPACK, DefKind.FOR, DefKind.COMP):
+            return d.value is not None and self.independent(d.value)
+        if d.kind is DefKind.AUG:
+            return d.value is not None and self.independent(d.value) and self.independent(d.target)
+        return False
 
 
 def _is_op(qualified: str | None) -> bool:
