@@ -28,11 +28,15 @@ from tapelint.analysis.model import (
 )
 
 # Calls that take the gradients and leave nothing a tape could differentiate later:
-# applying them, logging them, summaries and metric updates.
+# applying them, accumulating them into variables (an assignment has no gradient), logging
+# them, summaries and metric updates.
 _SINK_METHODS = frozenset(
     {
         "apply_gradients",
         "apply",
+        "assign",
+        "assign_add",
+        "assign_sub",
         "update_state",
         "debug",
         "info",

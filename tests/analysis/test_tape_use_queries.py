@@ -82,6 +82,12 @@ def _inside(body: str) -> list[Tri]:
             "    return outer.gradient(gp, critic.trainable_variables)\n",
             [Tri.NO, Tri.NO],
         ),
+        (
+            "def acc(x, sums):\n    with tf.GradientTape() as t:\n        l = f(m(x))\n"
+            "        gs = t.gradient(l, m.trainable_variables)\n"
+            "        for s, g in zip(sums, gs):\n            s.assign_add(g)\n",
+            [Tri.YES],
+        ),
     ],
     ids=[
         "inside-then-applied",
@@ -94,6 +100,7 @@ def _inside(body: str) -> list[Tri]:
         "persistent-printed",
         "two-tapes-one-with",
         "same-with-higher-order",
+        "accumulated-into-variables",
     ],
 )
 def test_gradient_inside_own_block(body, answers):
