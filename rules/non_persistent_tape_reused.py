@@ -6,9 +6,9 @@ from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule
 
 _HOW = {
-    "sequence": "after an earlier gradient call already spent it",
+    "sequence": "a second time, after an earlier call",
     "loop": "again on the loop's next iteration",
-    "comprehension": "once per element of the comprehension",
+    "comprehension": "again for each element of the comprehension",
 }
 
 
@@ -54,7 +54,7 @@ class NonPersistentTapeReused(Rule):
                 name = tape.name or "the tape"
                 yield Finding(
                     reuse.call.node,
-                    f"`{name}.{reuse.call.method}` runs {_HOW[reuse.how]}, but `{name}` is not "
-                    "persistent and raises RuntimeError on a second call; use one tape per "
-                    "gradient, or `persistent=True` and `del` the tape after its last use",
+                    f"`{name}.{reuse.call.method}` asks the non-persistent `{name}` for "
+                    f"gradients {_HOW[reuse.how]}, which raises RuntimeError; use one tape per "
+                    f"gradient, or `persistent=True` and `del {name}` after the last call",
                 )

@@ -190,9 +190,11 @@ class _Independence:
             defs = self.model.defs_of(expr)
             return bool(defs) and all(self._def_independent(d) for d in defs)
         if isinstance(expr, cst.Attribute):
-            if expr.attr.value in _METADATA_ATTRIBUTES:
-                return True
-            return is_tensorflow(self.model.imports.qualify(expr))  # `tf.float32`
+            if is_tensorflow(self.model.imports.qualify(expr)):
+                return True  # `tf.float32`
+            # `y.shape` of data is data; `tf.cast(y, pred.dtype)` is placed after `pred` on
+            # purpose, so the metadata of a dependent value counts as dependent.
+            return expr.attr.value in _METADATA_ATTRIBUTES and self.independent(expr.value)
         if isinstance(expr, cst.Call):
             return self._call_independent(expr)
         if isinstance(expr, cst.Subscript):
