@@ -211,7 +211,10 @@ END = "    grads = tape.gradient(loss, model.trainable_variables)\n"
         ("k = tf.matmul(x, W)\n", []),
         ("k = tf.matmul(x, self_w)\n", []),
         ("tf.print(x)\n", []),
-        ("y2 = tf.reshape(y, [tf.shape(x)[0], -1])\n", ["y2 = tf.reshape(y, [tf.shape(x)[0], -1])"]),
+        (
+            "y2 = tf.reshape(y, [tf.shape(x)[0], -1])\n",
+            ["y2 = tf.reshape(y, [tf.shape(x)[0], -1])"],
+        ),
         ("y2 = tf.cast(y, model(x, training=True).dtype)\n", []),
     ],
     ids=[
