@@ -15,7 +15,7 @@ from collections.abc import Iterable
 import libcst as cst
 
 from tapelint.analysis.dataflow import target_definitions
-from tapelint.analysis.expressions import argument_value
+from tapelint.analysis.expressions import argument_value, contains
 from tapelint.analysis.lifecycle import escapes
 from tapelint.analysis.model import (
     Def,
@@ -91,19 +91,9 @@ def _differentiates(
         target = argument_value(other.node, 0, "target")
         if target is None:
             return Tri.UNKNOWN
-        if _contains(target, call.node) or target_definitions(model, other) & result.defs:
+        if contains(target, call.node) or target_definitions(model, other) & result.defs:
             return Tri.YES
     return Tri.NO
-
-
-def _contains(node: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        if current is inner:
-            return True
-        pending.extend(current.children)
-    return False
 
 
 class _ResultFlow:
@@ -144,7 +134,7 @@ class _ResultFlow:
         return []
 
     def _harmless(self, small: cst.BaseSmallStatement) -> bool:
-        if isinstance(small, (cst.Del, cst.Pass)):
+        if isinstance(small, (cst.Del, cst.Pass, cst.Assert)):
             return True
         if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
             return False

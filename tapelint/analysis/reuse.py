@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tapelint.analysis.expressions import contains, statements
 from tapelint.analysis.model import FileModel, Frame, FrameKind, TapeCall, TapeInstance, Tri
 
 
@@ -34,6 +35,8 @@ def reused_calls(model: FileModel, tape: TapeInstance) -> list[Reuse]:
     found = []
     for call in calls:
         if call.nth < 2 or _unreachable_when_spent(model, tape, call, calls):
+            continue
+        if _fallback_after_failed_call(model, call, calls):
             continue
         found.append(Reuse(call, _how(tape, call, calls)))
     return found
@@ -75,6 +78,20 @@ def _frames_since_creation(tape: TapeInstance, call: TapeCall) -> list[Frame]:
     """The frames around `call` that do not also enclose the tape's creation."""
     created_in = {id(f.node) for f in tape.ctx}
     return [f for f in call.ctx if id(f.node) not in created_in]
+
+
+def _fallback_after_failed_call(model: FileModel, call: TapeCall, calls: list[TapeCall]) -> bool:
+    """A call in an `except` handler whose `try` body also asks the tape: a gradient call
+    that raises leaves the tape unspent, so the handler may be the first call that returns."""
+    current: cst.CSTNode | None = call.stmt
+    while current is not None and current in model.stmt_parent:
+        owner = model.stmt_parent[current][0]
+        if isinstance(owner, (cst.Try, cst.TryStar)) and any(
+            current in statements(handler.body) for handler in owner.handlers
+        ):
+            return any(contains(owner.body, other.node) for other in calls if other is not call)
+        current = owner
+    return False
 
 
 def _precedes(model: FileModel, first: TapeCall, then: TapeCall) -> bool:

@@ -162,6 +162,11 @@ WITH = "with tf.GradientTape() as t:\n    y = f(x)\n"
             [],
         ),
         (WITH + "a = t.gradient(y, x)\nb = t.jacobian(y, w)\n", [("t.jacobian(y, w)", "sequence")]),
+        (
+            WITH + "try:\n    a = t.gradient(y, x)\nexcept ValueError:\n"
+            "    a = t.gradient(y, x, unconnected_gradients='zero')\n",
+            [],
+        ),
     ],
     ids=[
         "two",
@@ -176,6 +181,7 @@ WITH = "with tf.GradientTape() as t:\n    y = f(x)\n"
         "persistent",
         "persistent-unknown",
         "jacobian-after-gradient",
+        "fallback-in-except",
     ],
 )
 def test_reused_calls(body, expected):
