@@ -24,6 +24,7 @@ from tapelint.analysis.model import (
     TapeCall,
     TapeInstance,
     Tri,
+    Use,
     is_recording,
 )
 
@@ -86,8 +87,8 @@ def _differentiates(
     if recorder.scope is not call.scope or escapes(model, recorder):
         return Tri.UNKNOWN
     for other in model.calls_on(recorder):
-        if not other.is_gradient or other is call:
-            continue
+        if not other.is_gradient:
+            continue  # the call itself counts: in a loop it differentiates its last result
         target = argument_value(other.node, 0, "target")
         if target is None:
             return Tri.UNKNOWN
@@ -105,14 +106,16 @@ class _ResultFlow:
         self.scope = call.scope
         self.defs: set[Def] = set()
         self.opaque = False
-        self._uses_by_def: dict[Def, list] = {}
+        pending = self._flow_from_statement(call.stmt)
+        if not pending:
+            return
+        uses_by_def: dict[Def, list[Use]] = {}
         for use in model.uses_by_node.values():
             for d in use.defs:
-                self._uses_by_def.setdefault(d, []).append(use)
-        pending = self._flow_from_statement(call.stmt)
+                uses_by_def.setdefault(d, []).append(use)
         while pending and not self.opaque:
             d = pending.pop()
-            for use in self._uses_by_def.get(d, ()):
+            for use in uses_by_def.get(d, ()):
                 if use.scope is not self.scope:
                     self.opaque = True
                     break

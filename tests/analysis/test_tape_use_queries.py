@@ -88,6 +88,12 @@ def _inside(body: str) -> list[Tri]:
             "        for s, g in zip(sums, gs):\n            s.assign_add(g)\n",
             [Tri.YES],
         ),
+        (
+            "def nth(x, n):\n    with tf.GradientTape(persistent=True) as t:\n"
+            "        t.watch(x)\n        d = x ** 5\n        for _ in range(n):\n"
+            "            d = t.gradient(d, x)\n    del t\n    print(d)\n",
+            [Tri.NO],
+        ),
     ],
     ids=[
         "inside-then-applied",
@@ -101,6 +107,7 @@ def _inside(body: str) -> list[Tri]:
         "two-tapes-one-with",
         "same-with-higher-order",
         "accumulated-into-variables",
+        "iterated-derivative-in-loop",
     ],
 )
 def test_gradient_inside_own_block(body, answers):
