@@ -51,6 +51,8 @@ _NOT_OPS = frozenset(
         "tensorflow.custom_gradient",
     }
 )
+# Assertions on the inputs are checks, not work.
+_CHECKS = ("tensorflow.debugging.", "tensorflow.assert_")
 _KERAS_OPS = ("keras.ops.", "keras.random.")
 _DATA_BUILTINS = frozenset(
     {"range", "len", "int", "float", "abs", "min", "max", "round", "zip", "enumerate", "list"}
@@ -172,7 +174,7 @@ class _Independence:
             return False
         if isinstance(expr, cst.Call):
             qualified = self.model.imports.qualify(expr.func)
-            if _is_op(qualified) and qualified not in _NOT_WORK:
+            if _is_op(qualified) and not _is_check_or_metadata(qualified):
                 return True
             if isinstance(expr.func, cst.Name) and expr.func.value == "next":
                 return True
@@ -272,6 +274,10 @@ class _Independence:
         if d.kind is DefKind.AUG:
             return d.value is not None and self.independent(d.value) and self.independent(d.target)
         return False
+
+
+def _is_check_or_metadata(qualified: str) -> bool:
+    return qualified in _NOT_WORK or qualified.startswith(_CHECKS)
 
 
 def _is_op(qualified: str | None) -> bool:

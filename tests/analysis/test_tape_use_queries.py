@@ -229,6 +229,7 @@ END = "    grads = tape.gradient(loss, model.trainable_variables)\n"
             ["y2 = tf.reshape(y, [tf.shape(x)[0], -1])"],
         ),
         ("y2 = tf.cast(y, model(x, training=True).dtype)\n", []),
+        ("tf.debugging.assert_equal(tf.shape(x)[0], tf.shape(y)[0])\n", []),
     ],
     ids=[
         "preprocessing",
@@ -245,6 +246,7 @@ END = "    grads = tape.gradient(loss, model.trainable_variables)\n"
         "logging",
         "shape-of-data",
         "dtype-of-model-output",
+        "assertion",
     ],
 )
 def test_unrelated_work(inside, expected):
