@@ -16,10 +16,12 @@ class UnrelatedWorkInTape(Rule):
 
     It is conservative about what "depends" means: a model or layer call, a variable, an
     attribute such as `self.w`, a call of any function other than TensorFlow and NumPy ops,
-    and any name it cannot resolve count as dependent. A block that watches tensors
+    and any name it cannot resolve count as dependent. What counts as data: literals,
+    module-level constants and arrays, `next(iterator)`, and the function's parameters that
+    are not gradient sources (the batch a step receives). A block that watches tensors
     explicitly (`tape.watch(x)`) is not checked, nor one whose tape does not watch the
-    variables it reads, nor a tape passed elsewhere. Shapes, constants and `tf.print` are not
-    counted as work.
+    variables it reads, nor a tape passed elsewhere. Shapes, constants, assertions and
+    `tf.print` are not counted as work.
 
     This rule is in preview: select it with `--select TAP106` or `--preview`.
 
@@ -27,7 +29,8 @@ class UnrelatedWorkInTape(Rule):
     Seed 000: "Keep the tape scope as small as correctness allows." Work in the block reads as
     part of what is differentiated, and every op run there is checked against the tape (and
     recorded, once something in it is watched). Preprocessing belongs before the block, where
-    it is visibly data.
+    it is visibly data. TensorFlow records an op only when one of its inputs is watched, so
+    the cost is usually small: the rule is about a tape scope that says what it records.
 
     ## Example
     ```python
