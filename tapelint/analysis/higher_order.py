@@ -11,6 +11,7 @@ stored in a container or attribute, passed to an unknown function), the answer i
 from __future__ import annotations
 
 from collections.abc import Iterable
+from weakref import WeakKeyDictionary
 
 import libcst as cst
 
@@ -92,7 +93,9 @@ def _differentiates(
         target = argument_value(other.node, 0, "target")
         if target is None:
             return Tri.UNKNOWN
-        if contains(target, call.node) or target_definitions(model, other) & result.defs:
+        if other.stmt is call.stmt and contains(target, call.node):
+            return Tri.YES  # `outer.gradient(inner.gradient(y, x), x)`
+        if _target_definitions(model, other) & result.defs:
             return Tri.YES
     return Tri.NO
 
@@ -109,10 +112,7 @@ class _ResultFlow:
         pending = self._flow_from_statement(call.stmt)
         if not pending:
             return
-        uses_by_def: dict[Def, list[Use]] = {}
-        for use in model.uses_by_node.values():
-            for d in use.defs:
-                uses_by_def.setdefault(d, []).append(use)
+        uses_by_def = _indexes(model).uses_by_def
         while pending and not self.opaque:
             d = pending.pop()
             for use in uses_by_def.get(d, ()):
@@ -153,6 +153,35 @@ class _ResultFlow:
         fresh = [d for d in bound if d not in self.defs]
         self.defs.update(fresh)
         return fresh
+
+
+class _Indexes:
+    """Built once per model: a file may take many gradients inside their blocks, and each
+    asks about the same uses and gradient targets."""
+
+    def __init__(self, model: FileModel) -> None:
+        self.uses_by_def: dict[Def, list[Use]] = {}
+        for use in model.uses_by_node.values():
+            for d in use.defs:
+                self.uses_by_def.setdefault(d, []).append(use)
+        self.targets: dict[TapeCall, set[Def]] = {}
+
+
+_INDEXES: WeakKeyDictionary[FileModel, _Indexes] = WeakKeyDictionary()
+
+
+def _indexes(model: FileModel) -> _Indexes:
+    found = _INDEXES.get(model)
+    if found is None:
+        found = _INDEXES[model] = _Indexes(model)
+    return found
+
+
+def _target_definitions(model: FileModel, call: TapeCall) -> set[Def]:
+    targets = _indexes(model).targets
+    if call not in targets:
+        targets[call] = target_definitions(model, call)
+    return targets[call]
 
 
 def _binds(small: cst.BaseSmallStatement) -> bool:
