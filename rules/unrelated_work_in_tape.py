@@ -20,8 +20,8 @@ class UnrelatedWorkInTape(Rule):
     module-level constants and arrays, `next(iterator)`, and the function's parameters that
     are not gradient sources (the batch a step receives). A block that watches tensors
     explicitly (`tape.watch(x)`) is not checked, nor one whose tape does not watch the
-    variables it reads, nor a tape passed elsewhere. Shapes, constants, assertions and
-    `tf.print` are not counted as work.
+    variables it reads, nor a tape passed elsewhere. Shapes, constants, assertions,
+    `print`, logging and `tf.print` are not counted as work.
 
     This rule is in preview: select it with `--select TAP106` or `--preview`.
 

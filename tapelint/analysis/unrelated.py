@@ -51,6 +51,7 @@ _NOT_OPS = frozenset(
         "tensorflow.custom_gradient",
     }
 )
+_LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical"})
 # Assertions on the inputs are checks, not work.
 _CHECKS = ("tensorflow.debugging.", "tensorflow.assert_")
 _KERAS_OPS = ("keras.ops.", "keras.random.")
@@ -162,7 +163,7 @@ class _Independence:
                 return False
             if isinstance(small, cst.AugAssign) and not self.independent(small.target):
                 return False
-        elif isinstance(small, cst.Expr):
+        elif isinstance(small, cst.Expr) and not _is_logging(small.value):
             value = small.value
         else:
             return False
@@ -274,6 +275,16 @@ class _Independence:
         if d.kind is DefKind.AUG:
             return d.value is not None and self.independent(d.value) and self.independent(d.target)
         return False
+
+
+def _is_logging(expr: cst.BaseExpression) -> bool:
+    """`print(...)` or `logger.info(...)`: output, whatever it computes on the way."""
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    if isinstance(func, cst.Name):
+        return func.value == "print"
+    return isinstance(func, cst.Attribute) and func.attr.value in _LOG_METHODS
 
 
 def _is_check_or_metadata(qualified: str) -> bool:

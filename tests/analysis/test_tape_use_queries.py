@@ -230,6 +230,11 @@ END = "    grads = tape.gradient(loss, model.trainable_variables)\n"
         ),
         ("y2 = tf.cast(y, model(x, training=True).dtype)\n", []),
         ("tf.debugging.assert_equal(tf.shape(x)[0], tf.shape(y)[0])\n", []),
+        ("print('batch mean', tf.reduce_mean(x))\n", []),
+        (
+            "tf.summary.histogram('inputs', tf.reshape(x, [-1]))\n",
+            ["tf.summary.histogram('inputs', tf.reshape(x, [-1]))"],
+        ),
     ],
     ids=[
         "preprocessing",
@@ -247,6 +252,8 @@ END = "    grads = tape.gradient(loss, model.trainable_variables)\n"
         "shape-of-data",
         "dtype-of-model-output",
         "assertion",
+        "printing",
+        "input-summary",
     ],
 )
 def test_unrelated_work(inside, expected):
