@@ -262,7 +262,13 @@ def test_rules_lists_every_rule_in_a_table():
     assert len(rows) == len(all_rules())
     for row, rule in zip(rows, all_rules(), strict=True):
         code, name, severity, default, *summary = row.split()
-        assert (code, name, severity, default) == (rule.code, rule.name, rule.severity, "on")
+        expected_default = "preview" if rule.preview else "on"
+        assert (code, name, severity, default) == (
+            rule.code,
+            rule.name,
+            rule.severity,
+            expected_default,
+        )
         assert rule.summary().startswith(" ".join(summary))
         assert " ".join(summary).endswith(".")
 

@@ -19,6 +19,9 @@ CATALOGUE = {
     "TAP101": ("loss-outside-tape", Severity.ERROR),
     "TAP102": ("unnecessary-persistent-tape", Severity.WARNING),
     "TAP103": ("persistent-tape-not-released", Severity.WARNING),
+    "TAP104": ("gradient-inside-tape", Severity.WARNING),
+    "TAP105": ("non-persistent-tape-reused", Severity.ERROR),
+    "TAP106": ("unrelated-work-in-tape", Severity.WARNING),
     "TAP201": ("unwatched-source", Severity.ERROR),
     "TAP202": ("watch-accessed-variables-off", Severity.ERROR),
     "TAP203": ("gradient-wrt-all-variables", Severity.WARNING),
@@ -27,7 +30,15 @@ CATALOGUE = {
     "TAP401": ("unfiltered-apply-gradients", Severity.WARNING),
 }
 
+# Rules whose RULES.md default is `preview`: they run only when selected.
+PREVIEW = {"TAP106"}
+
 RULES = list(all_rules())
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
+def test_rule_default_matches_the_catalogue(rule):
+    assert rule.preview == (rule.code in PREVIEW)
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])

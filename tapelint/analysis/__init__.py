@@ -2,8 +2,10 @@
 
 `build_model` walks a parsed module once; the query modules answer questions about it:
 `recording` (was the target recorded?), `dataflow` (what derives from watched values and
-reaches the target?), `lifecycle` (how many calls, escapes, release) and `gradients` (where
-gradients go and whether None is handled).
+reaches the target?), `lifecycle` (how many calls, escapes, release), `gradients` (where
+gradients go and whether None is handled), `higher_order` (is a gradient taken inside its
+own block differentiated again?), `reuse` (which call asks a spent non-persistent tape?) and
+`unrelated` (which work in a block depends on nothing the tape watches?).
 """
 
 from tapelint.analysis.builder import build_model

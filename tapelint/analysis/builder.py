@@ -535,6 +535,7 @@ class ModelBuilder:
                 self._bind(item.asname.name, expr, DefKind.WITH)
             if frame is not None:
                 frames.append(frame)
+        self._restart_used_tapes(frames)
         outer_ctx = self.ctx
         self.ctx = (*outer_ctx, *frames)
         start = self._tick()
@@ -544,6 +545,15 @@ class ModelBuilder:
         for frame in frames:
             if frame.kind is FrameKind.TAPE and frame.tape is not None:
                 frame.tape.blocks[node] = (start, end)
+
+    def _restart_used_tapes(self, frames: list[Frame]) -> None:
+        """Entering a non-persistent tape whose one gradient was taken records on a fresh
+        tape (TensorFlow drops the used one at that call), so its call count starts over."""
+        for frame in frames:
+            tape = frame.tape
+            fresh = frame.kind is FrameKind.TAPE and tape is not None and tape.persistent is Tri.NO
+            if fresh and self.state is not None:
+                self.state.counts[tape] = 0
 
     def _frame_entered_by(self, expr: cst.BaseExpression, node: cst.With) -> Frame | None:
         tape: TapeInstance | None = None

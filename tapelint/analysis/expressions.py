@@ -57,6 +57,17 @@ def elements(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     return [node]
 
 
+def contains(node: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    """Whether `inner` is `node` or one of its descendants (by identity)."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if current is inner:
+            return True
+        pending.extend(current.children)
+    return False
+
+
 def computes(node: cst.BaseExpression, imports: ImportTable) -> bool:
     """Whether evaluating `node` certainly runs an op on its operands (arithmetic, a TF call,
     a call of a function or model with arguments), as opposed to plain Python access."""

@@ -1,0 +1,117 @@
+"""Which gradient call asks a non-persistent tape for gradients a second time?
+
+The builder counts, per path, the gradient-like calls a tape has answered (`TapeCall.nth`):
+a call reached after another one, or run again by a loop or a comprehension, is a repeat.
+The count starts over when the tape is created again, or when a non-persistent tape is
+entered again (`with tape:`), since TensorFlow then records on a fresh tape.
+
+A repeat on a non-persistent tape raises, so code after it never runs with the tape
+spent: of the calls in one straight line only the first repeat is reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from tapelint.analysis.expressions import contains, statements
+from tapelint.analysis.model import FileModel, Frame, FrameKind, TapeCall, TapeInstance, Tri
+
+
+@dataclass(frozen=True)
+class Reuse:
+    call: TapeCall
+    # How the tape was already spent: "comprehension" (the call runs once per element),
+    # "loop" (the loop runs the call again) or "sequence" (an earlier call on the path).
+    how: str
+
+
+def reused_calls(model: FileModel, tape: TapeInstance) -> list[Reuse]:
+    """The gradient calls that find the non-persistent `tape` already spent on some path."""
+    if tape.persistent is not Tri.NO:
+        return []
+    calls = [c for c in model.calls_on(tape) if c.is_gradient and c.scope is tape.scope]
+    found = []
+    for call in calls:
+        if call.nth < 2 or _unreachable_when_spent(model, tape, call, calls):
+            continue
+        if _fallback_after_failed_call(model, call, calls):
+            continue
+        found.append(Reuse(call, _how(tape, call, calls)))
+    return found
+
+
+def _how(tape: TapeInstance, call: TapeCall, calls: list[TapeCall]) -> str:
+    if any(f.kind is FrameKind.COMPREHENSION for f in _frames_since_creation(tape, call)):
+        return "comprehension"
+    if any(other.order < call.order for other in calls if other is not call):
+        return "sequence"
+    return "loop"
+
+
+def _unreachable_when_spent(
+    model: FileModel, tape: TapeInstance, call: TapeCall, calls: list[TapeCall]
+) -> bool:
+    """A repeat that runs only after another repeat has already raised: two earlier calls
+    on its straight-line path, or (for a call repeated by a loop) a later call that every
+    iteration reaches after it, which raises first."""
+    earlier = [c for c in calls if c.order < call.order and _precedes(model, c, call)]
+    if len(earlier) >= 2:
+        first = min(c.order for c in earlier)
+        if not any(first < start < call.order for start, _ in tape.blocks.values()):
+            return True
+    if _how(tape, call, calls) == "loop":
+        loops = [f.node for f in _frames_since_creation(tape, call) if f.kind is FrameKind.LOOP]
+        for later in calls:
+            if (
+                loops
+                and later.order > call.order
+                and _precedes(model, call, later)
+                and any(f.node is loops[-1] for f in later.ctx)
+            ):
+                return True
+    return False
+
+
+def _frames_since_creation(tape: TapeInstance, call: TapeCall) -> list[Frame]:
+    """The frames around `call` that do not also enclose the tape's creation."""
+    created_in = {id(f.node) for f in tape.ctx}
+    return [f for f in call.ctx if id(f.node) not in created_in]
+
+
+def _fallback_after_failed_call(model: FileModel, call: TapeCall, calls: list[TapeCall]) -> bool:
+    """A call in an `except` handler whose `try` body also asks the tape: a gradient call
+    that raises leaves the tape unspent, so the handler may be the first call that returns."""
+    current: cst.CSTNode | None = call.stmt
+    while current is not None and current in model.stmt_parent:
+        owner = model.stmt_parent[current][0]
+        if isinstance(owner, (cst.Try, cst.TryStar)) and any(
+            current in statements(handler.body) for handler in owner.handlers
+        ):
+            return any(contains(owner.body, other.node) for other in calls if other is not call)
+        current = owner
+    return False
+
+
+def _precedes(model: FileModel, first: TapeCall, then: TapeCall) -> bool:
+    """`first` is a whole statement (`g = tape.gradient(...)`) sitting earlier in a block
+    that encloses `then`'s statement: whenever `then` runs, `first` ran before it."""
+    if not _is_whole_statement(first) or first.stmt is None or then.stmt is None:
+        return False
+    current: cst.CSTNode = then.stmt
+    while current in model.stmt_parent:
+        _, block, index = model.stmt_parent[current]
+        if first.stmt in block[:index]:
+            return True
+        current = model.stmt_parent[current][0]
+    return False
+
+
+def _is_whole_statement(call: TapeCall) -> bool:
+    if not isinstance(call.stmt, cst.SimpleStatementLine):
+        return False
+    for small in call.stmt.body:
+        if isinstance(small, (cst.Assign, cst.Expr)) and small.value is call.node:
+            return True
+    return False
