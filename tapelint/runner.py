@@ -25,6 +25,7 @@ from tapelint.fixer import (
     write_atomically,
 )
 from tapelint.globs import Globs, relative_posix
+from tapelint.notebook import check_notebook
 from tapelint.rule import Rule
 from tapelint.selection import rules_matching, select_rules
 
@@ -70,8 +71,6 @@ def run(paths: Sequence[str], settings: Settings, options: Options) -> Report:
     linters = _Linters(settings)
     cwd = Path.cwd()
     for source in found.files:
-        if source.kind is SourceKind.NOTEBOOK:
-            continue  # notebooks are discovered but not read yet
         display = display_path(source.path, cwd)
         report.add(check_file(source, display, linters.for_file(source.path), options))
     report.diagnostics.sort(key=lambda d: d.sort_key)
@@ -102,6 +101,10 @@ def _check_file(
         report.diagnostics.extend(
             linter.unreadable(display, f"cannot read: {error.strerror or error}")
         )
+        return
+    if source.kind is SourceKind.NOTEBOOK:
+        # Notebook findings carry no fix (see tapelint.notebook): nothing to write back.
+        report.diagnostics.extend(check_notebook(linter, data, display))
         return
     diagnostics = linter.check_bytes(data, display)
     fixing = options.fix or options.diff
