@@ -8,14 +8,15 @@ unexpected error in the engine is reported for that file (and makes the run exit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tapelint.config import Settings
 from tapelint.diagnostics import Diagnostic
 from tapelint.engine import Linter, decode_source
-from tapelint.files import SourceFile, SourceKind, discover, read_source
+from tapelint.files import SourceFile, SourceKind, discover, is_excluded, kind_of, read_source
 from tapelint.fixer import (
     FixError,
     encode_like,
@@ -57,7 +58,13 @@ class Report:
         self.warnings.extend(other.warnings)
 
 
-def run(paths: Sequence[str], settings: Settings, options: Options) -> Report:
+def run(
+    paths: Sequence[str],
+    settings: Settings,
+    options: Options,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> Report:
+    """Check `paths`; `on_progress(done, total)` is called as each file is finished."""
     found = discover(
         paths,
         root=settings.root,
@@ -70,9 +77,11 @@ def run(paths: Sequence[str], settings: Settings, options: Options) -> Report:
     )
     linters = _Linters(settings)
     cwd = Path.cwd()
-    for source in found.files:
+    for done, source in enumerate(found.files, start=1):
         display = display_path(source.path, cwd)
         report.add(check_file(source, display, linters.for_file(source.path), options))
+        if on_progress is not None:
+            on_progress(done, len(found.files))
     report.diagnostics.sort(key=lambda d: d.sort_key)
     return report
 
@@ -146,6 +155,72 @@ def _fix_file(
     report.fixed += result.fixed
     report.fixed_paths.append(display)
     return diagnostics if options.diff else result.remaining
+
+
+@dataclass
+class StdinResult:
+    report: Report
+    # With `--fix`: the source to print, fixed (or as it came when nothing was fixed).
+    fixed_source: bytes | None = None
+
+
+def run_stdin(
+    data: bytes, filename: str | None, settings: Settings, options: Options
+) -> StdinResult:
+    """Check source read from standard input as if it were the file `filename`.
+
+    Editors call linters this way. The file's config applies (its per-file-ignores; with
+    `force_exclude`, its excludes: an excluded file yields nothing), diagnostics name it, and a
+    name ending in `.ipynb` is read as a notebook. The file itself is never read or written:
+    `--fix` hands the fixed source back for printing, `--diff` a diff against it.
+    """
+    path = Path(os.path.abspath(filename)) if filename else None
+    fixing = options.fix and not options.diff
+    excluded = path is not None and is_excluded(
+        path, root=settings.root, exclude=settings.exclude_patterns
+    )
+    if excluded and options.force_exclude:
+        return StdinResult(Report(), data if fixing else None)
+    linter = _Linters(settings).for_file(path or Path("-"))
+    display = display_path(path, Path.cwd()) if path is not None else "-"
+    report = Report()
+    if path is not None and kind_of(path) is SourceKind.NOTEBOOK:
+        report.diagnostics = check_notebook(linter, data, display)
+        return StdinResult(report, data if fixing else None)
+    report.diagnostics = linter.check_bytes(data, display)
+    result = StdinResult(report, data if fixing else None)
+    if (options.fix or options.diff) and fixable_count(
+        report.diagnostics, unsafe=options.unsafe_fixes
+    ):
+        _fix_stdin(data, display, linter, options, result)
+    return result
+
+
+def _fix_stdin(
+    data: bytes, display: str, linter: Linter, options: Options, result: StdinResult
+) -> None:
+    report = result.report
+    text = decode_source(data)
+    try:
+        fixed = fix_source(
+            text,
+            lambda new: linter.check_text(new, display),
+            unsafe=options.unsafe_fixes,
+            diagnostics=report.diagnostics,
+        )
+        encoded = encode_like(data, fixed.text)
+    except FixError as error:
+        report.warnings.append(f"{display}: fixes not applied: {error}; source left unchanged")
+        return
+    if fixed.text == text:
+        return
+    report.fixed = fixed.fixed
+    report.fixed_paths.append(display)
+    if options.diff:
+        report.diffs.append(unified_diff(display, text, fixed.text))
+    else:
+        report.diagnostics = fixed.remaining
+        result.fixed_source = encoded
 
 
 def display_path(path: Path, cwd: Path) -> str:
