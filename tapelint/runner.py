@@ -176,10 +176,11 @@ def run_stdin(
     """
     path = Path(os.path.abspath(filename)) if filename else None
     fixing = options.fix and not options.diff
-    excluded = path is not None and is_excluded(
-        path, root=settings.root, exclude=settings.exclude_patterns
-    )
-    if excluded and options.force_exclude:
+    if (
+        path is not None
+        and options.force_exclude
+        and is_excluded(path, root=settings.root, exclude=settings.exclude_patterns)
+    ):
         return StdinResult(Report(), data if fixing else None)
     linter = _Linters(settings).for_file(path or Path("-"))
     display = display_path(path, Path.cwd()) if path is not None else "-"
