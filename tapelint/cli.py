@@ -133,15 +133,16 @@ def check(
     options = Options(force_exclude, fix=fix, diff=diff, unsafe_fixes=unsafe_fixes)
     fixed_source = None
     if reading_stdin:
-        data = click.get_binary_stream("stdin").read()
+        data = sys.stdin.buffer.read()
         result = run_stdin(data, stdin_filename, settings, options)
         report, fixed_source = result.report, result.fixed_source
     else:
-        with ProgressDisplay(click.get_text_stream("stderr"), enabled=not quiet) as progress:
+        with ProgressDisplay(enabled=not quiet) as progress:
             report = run(paths or (".",), settings, options, on_progress=progress)
     if fixed_source is not None:
         # Fixing standard input: the fixed source is the output; what remains goes to stderr.
-        click.get_binary_stream("stdout").write(fixed_source)
+        sys.stdout.buffer.write(fixed_source)
+        sys.stdout.buffer.flush()
         click.echo(_render(report, output_format, statistics, options), nl=False, err=True)
     elif diff:
         click.echo("".join(report.diffs), nl=False)
