@@ -59,8 +59,8 @@ def test_hook_fails_on_a_staged_bad_file_and_prints_the_findings(user_repo: Path
     assert "tapelint" in output and "Failed" in output
     assert "bad.py:8:12: TAP101 " in output
     assert "nb.ipynb:cell 4:2:9: TAP101 " in output
-    assert "good.py" not in output.split("Using config:")[-1].split("Failed", 1)[-1]
-    assert "README.md" not in output.split("Failed", 1)[-1]
+    findings = [line for line in output.splitlines() if ": TAP" in line]
+    assert len(findings) == 2, output  # good.py is clean, README.md is not Python
 
 
 def test_hook_passes_on_a_staged_good_file(user_repo: Path) -> None:
