@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -103,6 +105,32 @@ def test_a_cell_that_does_not_parse_is_tap001_there_and_the_rest_is_checked() ->
     )
     found = {(d.code, d.cell, d.start.line) for d in check_notebook(LINTER, data, "nb.ipynb")}
     assert found == {("TAP001", 2, 1), ("TAP101", 3, 5)}
+
+
+def test_top_level_await_which_ipython_allows_is_not_a_syntax_error() -> None:
+    cells = (("code", "%time x = 1\nresult = await fetch()\n"), ("code", STEP + LOSS_AFTER))
+    program = read_notebook(notebook(*cells))
+    assert program is not None and program.problems == ()
+    assert program.text.startswith("pass\nresult = await fetch()\nimport tensorflow as tf\n")
+    found = [(d.code, d.cell) for d in check_notebook(LINTER, notebook(*cells), "nb.ipynb")]
+    assert found == [("TAP101", 2)]
+
+
+def test_checking_notebooks_never_imports_tensorflow() -> None:
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from tapelint.engine import Linter\n"
+        "from tapelint.notebook import check_notebook\n"
+        "from tapelint.registry import all_rules\n"
+        "linter = Linter(all_rules())\n"
+        f"paths = sorted(Path({str(FIXTURES / 'notebooks')!r}).glob('*.ipynb'))\n"
+        "found = [d for p in paths for d in check_notebook(linter, p.read_bytes(), str(p))]\n"
+        "assert found, 'the notebooks were not checked'\n"
+        "assert 'tensorflow' not in sys.modules, 'tensorflow was imported'\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
 
 
 def test_persistent_tape_alive_at_the_end_of_a_notebook_is_tap103() -> None:
