@@ -1,4 +1,5 @@
-"""Jupyter notebooks: their code cells as one program, and every position back to its cell.
+"""Jupyter notebooks: their code cells as one program, every position back to its cell, and
+fixes written back into the cells.
 
 How a notebook is read (decisions, in the order a user meets them):
 
@@ -9,7 +10,7 @@ How a notebook is read (decisions, in the order a user meets them):
 - Code cells are joined in order into one program: the kernel runs them in one namespace, so
   a tape in one cell and its `apply_gradients` two cells later are one training step, and a
   persistent tape still bound at the end of the notebook stays alive in the kernel (TAP103).
-  Markdown and raw cells are skipped.
+  Markdown and raw cells are skipped. A comment line marks where each cell ends.
 - IPython syntax is neutralised without shifting a line: a line magic, shell escape or help
   line (`%timeit f()`, `!pip install x`, `files = !ls`, `model.fit?`) becomes `pass` at the
   same indentation (with its backslash continuation lines), and a cell magic whose body is not
@@ -20,10 +21,16 @@ How a notebook is read (decisions, in the order a user meets them):
 - A cell that does not parse on its own is TAP001 located in that cell; it is left out of the
   program (as blank lines) and the other cells are still checked.
 - Positions are (cell, line within the cell): the cell is the 1-based index into the
-  notebook's `cells` list, counting every cell, so it matches what Jupyter shows.
-- Fixes are not offered for notebooks: their findings carry no fix, so `--fix` and `--diff`
-  leave `.ipynb` files alone. Writing cells back into the JSON while keeping everything else
-  (outputs, metadata, the writer's formatting) byte for byte is a job of its own.
+  notebook's `cells` list, counting every cell, so it matches what Jupyter shows. A fix's edits
+  say which cell each one changes.
+
+How a notebook is fixed: the program is fixed like a file (same fixes, same re-lint passes,
+same check that the result parses), then cut back into cells at the cell-end marks; the
+neutralised IPython lines are put back, and only the changed cells' `source` is replaced. The
+JSON is written back in the layout it was read in (indentation, key order, escaping, final
+newline), which is checked by re-serialising the unchanged notebook first: when that does not
+reproduce the file byte for byte (a hand-written file, numbers json cannot round-trip), the
+notebook is left alone with a warning rather than reformatted.
 """
 
 from __future__ import annotations
@@ -32,11 +39,13 @@ import ast
 import dataclasses
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tapelint.diagnostics import Diagnostic, Position
+from tapelint.diagnostics import Diagnostic, Edit, Fix, Position
 from tapelint.engine import Linter
+from tapelint.fixer import FixError, fix_source
 from tapelint.source import SyntaxProblem
 
 # Cell magics whose body IPython runs as Python.
@@ -53,10 +62,22 @@ _LINE_ESCAPE = re.compile(
     )""",
     re.VERBOSE,
 )
+# What a neutralised IPython line reads as (after its indentation), and the cell-end mark.
+_NEUTRAL = "pass  # tapelint: IPython syntax"
+_CELL_END = "# tapelint: end of cell"
 
 
 class NotebookError(Exception):
     """A file that is not a notebook tapelint can read; the message says why (TAP002)."""
+
+
+@dataclass(frozen=True)
+class CodeCell:
+    number: int  # 1-based index into the notebook's `cells`
+    source: str  # as in the notebook, line ends normalised to "\n"
+    lines: tuple[str, ...]  # as in the program
+    neutralised: tuple[str, ...]  # the original of each neutralised line, in order
+    editable: bool  # False for a cell left out (not Python, or not parsing)
 
 
 @dataclass(frozen=True)
@@ -65,10 +86,12 @@ class NotebookProgram:
 
     text: str
     # For each line of `text` (index 0 is line 1): (cell, line within the cell), 1-based.
+    # A cell-end mark is the line after its cell's last line.
     origins: tuple[tuple[int, int], ...]
+    cells: tuple[CodeCell, ...]
     # Cells that do not parse on their own: (cell, problem in the cell's own lines).
     problems: tuple[tuple[int, SyntaxProblem], ...]
-    cell_lengths: dict[int, int]  # code cell -> its number of lines
+    document: dict[str, Any]
 
     def origin(self, line: int) -> tuple[int, int]:
         """Where program line `line` came from; a line past the end stays in the last cell."""
@@ -78,6 +101,14 @@ class NotebookProgram:
             return self.origins[max(line, 1) - 1]
         cell, last = self.origins[-1]
         return cell, last + line - len(self.origins)
+
+
+@dataclass(frozen=True)
+class FixedNotebook:
+    data: bytes  # the whole notebook, to write
+    fixed: int  # diagnostics whose fix was applied
+    remaining: list[Diagnostic]  # diagnostics of the fixed notebook
+    changes: list[tuple[int, str, str]]  # (cell, source before, source after)
 
 
 def read_notebook(data: bytes) -> NotebookProgram | None:
@@ -96,8 +127,8 @@ def read_notebook(data: bytes) -> NotebookProgram | None:
         return None
     lines: list[str] = []
     origins: list[tuple[int, int]] = []
+    code_cells: list[CodeCell] = []
     problems: list[tuple[int, SyntaxProblem]] = []
-    lengths: dict[int, int] = {}
     for number, cell in enumerate(cells, start=1):
         if cell.get("cell_type") != "code":
             continue
@@ -105,12 +136,14 @@ def read_notebook(data: bytes) -> NotebookProgram | None:
         code = _python_lines(source)
         if isinstance(code, SyntaxProblem):
             problems.append((number, code))
-            code = [""] * len(_split(source))
-        lengths[number] = len(code)
-        lines.extend(code)
-        origins.extend((number, line) for line in range(1, len(code) + 1))
+            code = _Code([""] * len(_split(source)), [], editable=False)
+        code_cells.append(
+            CodeCell(number, source, tuple(code.lines), tuple(code.neutralised), code.editable)
+        )
+        lines.extend([*code.lines, _CELL_END])
+        origins.extend((number, line) for line in range(1, len(code.lines) + 2))
     text = "".join(f"{line}\n" for line in lines)
-    return NotebookProgram(text, tuple(origins), tuple(problems), lengths)
+    return NotebookProgram(text, tuple(origins), tuple(code_cells), tuple(problems), document)
 
 
 def check_notebook(linter: Linter, data: bytes, path: str) -> list[Diagnostic]:
@@ -128,20 +161,134 @@ def check_notebook(linter: Linter, data: bytes, path: str) -> list[Diagnostic]:
         for cell, problem in program.problems
         for d in linter.unparsable(path, problem)
     ]
-    for diagnostic in linter.check_text(program.text, path, is_notebook=True):
-        diagnostics.append(_in_cell(diagnostic, program))
+    diagnostics.extend(_located(linter.check_text(program.text, path, is_notebook=True), program))
     return sorted(diagnostics, key=lambda d: d.sort_key)
 
 
-def _in_cell(diagnostic: Diagnostic, program: NotebookProgram) -> Diagnostic:
-    cell, line = program.origin(diagnostic.start.line)
-    end_cell, end_line = program.origin(diagnostic.end.line)
-    end = Position(end_line, diagnostic.end.column)
-    if end_cell != cell:  # a range ending where the next cell starts: the end of this one
-        end = Position(program.cell_lengths.get(cell, line) + 1, 1)
-    return dataclasses.replace(
-        diagnostic, start=Position(line, diagnostic.start.column), end=end, cell=cell, fix=None
+def fix_notebook(linter: Linter, data: bytes, path: str, *, unsafe: bool) -> FixedNotebook:
+    """The notebook with its fixes applied. Raises FixError when they cannot be."""
+    try:
+        program = read_notebook(data)
+    except NotebookError as error:
+        raise FixError(str(error)) from None
+    if program is None:
+        return FixedNotebook(data, 0, [], [])
+    dump = _serialiser_of(program.document, data)
+    if program.text.count(f"{_CELL_END}\n") != len(program.cells):
+        raise FixError(f"a cell contains tapelint's own cell-end line `{_CELL_END}`")
+
+    def lint(text: str) -> list[Diagnostic]:
+        return linter.check_text(text, path, is_notebook=True)
+
+    result = fix_source(program.text, lint, unsafe=unsafe)
+    changes = _changed_cells(program, result.text)
+    for number, _, after in changes:
+        cell = program.document["cells"][number - 1]
+        keep_list = isinstance(cell.get("source"), list)
+        cell["source"] = after.splitlines(keepends=True) if keep_list else after
+    fixed_data = dump(program.document) if changes else data
+    remaining = check_notebook(linter, fixed_data, path)
+    return FixedNotebook(fixed_data, result.fixed if changes else 0, remaining, changes)
+
+
+# ------------------------------------------------------------------ positions
+
+
+def _located(diagnostics: list[Diagnostic], program: NotebookProgram) -> list[Diagnostic]:
+    located = []
+    for diagnostic in diagnostics:
+        cell, start, end = _span(program, diagnostic.start, diagnostic.end)
+        fix = diagnostic.fix
+        if fix is not None:
+            edits = []
+            for edit in fix.edits:
+                edit_cell, edit_start, edit_end = _span(program, edit.start, edit.end)
+                edits.append(Edit(edit_start, edit_end, edit.content, cell=edit_cell))
+            fix = Fix(fix.title, fix.applicability, tuple(edits))
+        located.append(dataclasses.replace(diagnostic, start=start, end=end, cell=cell, fix=fix))
+    return located
+
+
+def _span(
+    program: NotebookProgram, start: Position, end: Position
+) -> tuple[int, Position, Position]:
+    cell, line = program.origin(start.line)
+    end_cell, end_line = program.origin(end.line)
+    if end_cell != cell:  # no statement spans cells; never let a range leave its cell
+        return cell, Position(line, start.column), Position(line, start.column)
+    return cell, Position(line, start.column), Position(end_line, end.column)
+
+
+# ------------------------------------------------------------------ fixing
+
+
+def _changed_cells(program: NotebookProgram, fixed_text: str) -> list[tuple[int, str, str]]:
+    """(cell, before, after) for each code cell the fixed program changes."""
+    chunks = fixed_text.split(f"{_CELL_END}\n")
+    if len(chunks) != len(program.cells) + 1 or chunks[-1]:
+        raise FixError("the fixes moved a cell boundary")
+    changes = []
+    for cell, chunk in zip(program.cells, chunks, strict=False):
+        lines = chunk.split("\n")[:-1]  # every program line ends with "\n"
+        if tuple(lines) == cell.lines:
+            continue
+        if not cell.editable:
+            raise FixError(f"a fix would change cell {cell.number}, which is not Python")
+        after = "\n".join(_restore(lines, cell))
+        if cell.source.endswith("\n"):
+            after += "\n"
+        changes.append((cell.number, cell.source, after))
+    return changes
+
+
+def _restore(lines: list[str], cell: CodeCell) -> list[str]:
+    """The cell's lines with its IPython lines put back in place of their stand-ins."""
+    originals = iter(cell.neutralised)
+    restored = []
+    for line in lines:
+        if line.strip() == _NEUTRAL:
+            original = next(originals, None)
+            if original is None:
+                raise FixError(f"the fixes changed the IPython lines of cell {cell.number}")
+            line = original
+        restored.append(line)
+    if next(originals, None) is not None:
+        raise FixError(f"the fixes changed the IPython lines of cell {cell.number}")
+    return restored
+
+
+def _serialiser_of(document: Any, data: bytes) -> Callable[[Any], bytes]:
+    """A function writing JSON in the layout `data` has, found by reproducing `data`."""
+    try:
+        original = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise FixError("the notebook is not UTF-8") from None
+    for indent in (1, 2, 4, None):
+        for sort_keys in (True, False):
+            for ensure_ascii in (False, True):
+                options = {"indent": indent, "sort_keys": sort_keys, "ensure_ascii": ensure_ascii}
+                text = json.dumps(document, **options)
+                if original in (text, text + "\n"):
+                    ending = original[len(text) :]
+
+                    def dump(changed: Any, options: dict = options, ending: str = ending) -> bytes:
+                        return (json.dumps(changed, **options) + ending).encode("utf-8")
+
+                    return dump
+    raise FixError(
+        "the notebook's JSON layout is not one tapelint can write back unchanged "
+        "(save it from Jupyter first)"
     )
+
+
+# ------------------------------------------------------------------ reading
+
+
+@dataclass
+class _Code:
+    lines: list[str]
+    neutralised: list[str]
+    editable: bool = True
 
 
 def _cells(document: Any) -> list[dict[str, Any]]:
@@ -187,17 +334,15 @@ def _split(source: str) -> list[str]:
     return lines[:-1] if lines[-1] == "" else lines
 
 
-def _python_lines(source: str) -> list[str] | SyntaxProblem:
+def _python_lines(source: str) -> _Code | SyntaxProblem:
     """The cell's lines as Python, IPython syntax neutralised; or why they do not parse."""
     lines = _split(source)
     if _parses(source):
-        return lines
+        return _Code(lines, [])
     magic = _CELL_MAGIC.match(lines[0]) if lines else None
-    if magic is not None:
-        if magic.group("name") not in _PYTHON_CELL_MAGICS:
-            return [""] * len(lines)
-        lines = ["", *lines[1:]]
-    neutral, touched = _neutralise_line_escapes(lines)
+    if magic is not None and magic.group("name") not in _PYTHON_CELL_MAGICS:
+        return _Code([""] * len(lines), [], editable=False)
+    neutral, touched = _neutralise(lines, cell_magic=magic is not None)
     text = "".join(f"{line}\n" for line in neutral)
     try:
         tree = ast.parse(text)
@@ -207,7 +352,8 @@ def _python_lines(source: str) -> list[str] | SyntaxProblem:
         return SyntaxProblem(1, 1, str(error))
     for index in touched & _lines_inside_strings(tree):
         neutral[index] = lines[index]
-    return neutral
+    kept = sorted(touched - _lines_inside_strings(tree))
+    return _Code(neutral, [lines[index] for index in kept])
 
 
 def _parses(source: str) -> bool:
@@ -218,23 +364,23 @@ def _parses(source: str) -> bool:
     return True
 
 
-def _neutralise_line_escapes(lines: list[str]) -> tuple[list[str], set[int]]:
-    """Each escape line (and its backslash continuations) as `pass` at its indentation;
-    the indexes of the lines changed."""
+def _neutralise(lines: list[str], *, cell_magic: bool) -> tuple[list[str], set[int]]:
+    """Each IPython line (and its backslash continuations) as a `pass` at its indentation;
+    the indexes of the lines changed. With `cell_magic`, the first line is one too."""
     neutral = list(lines)
     touched: set[int] = set()
     index = 0
     while index < len(lines):
         match = _LINE_ESCAPE.match(lines[index])
-        if match is None:
+        if match is None and not (cell_magic and index == 0):
             index += 1
             continue
-        indent = match.group("indent")
-        neutral[index] = f"{indent}pass"
+        indent = match.group("indent") if match is not None else ""
+        neutral[index] = f"{indent}{_NEUTRAL}"
         touched.add(index)
         while lines[index].endswith("\\") and index + 1 < len(lines):
             index += 1
-            neutral[index] = f"{indent}pass"
+            neutral[index] = f"{indent}{_NEUTRAL}"
             touched.add(index)
         index += 1
     return neutral, touched

@@ -26,7 +26,7 @@ from tapelint.fixer import (
     write_atomically,
 )
 from tapelint.globs import Globs, relative_posix
-from tapelint.notebook import check_notebook
+from tapelint.notebook import check_notebook, fix_notebook
 from tapelint.rule import Rule
 from tapelint.selection import rules_matching, select_rules
 
@@ -111,14 +111,15 @@ def _check_file(
             linter.unreadable(display, f"cannot read: {error.strerror or error}")
         )
         return
-    if source.kind is SourceKind.NOTEBOOK:
-        # Notebook findings carry no fix (see tapelint.notebook): nothing to write back.
-        report.diagnostics.extend(check_notebook(linter, data, display))
-        return
-    diagnostics = linter.check_bytes(data, display)
+    notebook = source.kind is SourceKind.NOTEBOOK
+    if notebook:
+        diagnostics = check_notebook(linter, data, display)
+    else:
+        diagnostics = linter.check_bytes(data, display)
     fixing = options.fix or options.diff
     if fixing and fixable_count(diagnostics, unsafe=options.unsafe_fixes):
-        diagnostics = _fix_file(source.path, display, data, diagnostics, linter, options, report)
+        fix = _fix_notebook if notebook else _fix_file
+        diagnostics = fix(source.path, display, data, diagnostics, linter, options, report)
     report.diagnostics.extend(diagnostics)
 
 
@@ -185,15 +186,17 @@ def run_stdin(
     linter = _Linters(settings).for_file(path or Path("-"))
     display = display_path(path, Path.cwd()) if path is not None else "-"
     report = Report()
-    if path is not None and kind_of(path) is SourceKind.NOTEBOOK:
+    notebook = path is not None and kind_of(path) is SourceKind.NOTEBOOK
+    if notebook:
         report.diagnostics = check_notebook(linter, data, display)
-        return StdinResult(report, data if fixing else None)
-    report.diagnostics = linter.check_bytes(data, display)
+    else:
+        report.diagnostics = linter.check_bytes(data, display)
     result = StdinResult(report, data if fixing else None)
     if (options.fix or options.diff) and fixable_count(
         report.diagnostics, unsafe=options.unsafe_fixes
     ):
-        _fix_stdin(data, display, linter, options, result)
+        fix = _fix_stdin_notebook if notebook else _fix_stdin
+        fix(data, display, linter, options, result)
     return result
 
 
@@ -222,6 +225,61 @@ def _fix_stdin(
     else:
         report.diagnostics = fixed.remaining
         result.fixed_source = encoded
+
+
+def _fix_stdin_notebook(
+    data: bytes, display: str, linter: Linter, options: Options, result: StdinResult
+) -> None:
+    report = result.report
+    try:
+        fixed = fix_notebook(linter, data, display, unsafe=options.unsafe_fixes)
+    except FixError as error:
+        report.warnings.append(f"{display}: fixes not applied: {error}; notebook left unchanged")
+        return
+    if not fixed.changes:
+        return
+    report.fixed = fixed.fixed
+    report.fixed_paths.append(display)
+    if options.diff:
+        report.diffs.extend(
+            unified_diff(f"{display}:cell {cell}", before, after)
+            for cell, before, after in fixed.changes
+        )
+    else:
+        report.diagnostics = fixed.remaining
+        result.fixed_source = fixed.data
+
+
+def _fix_notebook(
+    path: Path,
+    display: str,
+    data: bytes,
+    diagnostics: list[Diagnostic],
+    linter: Linter,
+    options: Options,
+    report: Report,
+) -> list[Diagnostic]:
+    """Fix one notebook (see tapelint.notebook); the diagnostics to report afterwards."""
+    try:
+        result = fix_notebook(linter, data, display, unsafe=options.unsafe_fixes)
+        if not result.changes:
+            return diagnostics
+        if options.diff:
+            report.diffs.extend(
+                unified_diff(f"{display}:cell {cell}", before, after)
+                for cell, before, after in result.changes
+            )
+        else:
+            write_atomically(path, result.data)
+    except FixError as error:
+        report.warnings.append(f"{display}: fixes not applied: {error}; notebook left unchanged")
+        return diagnostics
+    except OSError as error:
+        report.errors.append(f"{display}: cannot write fixes: {error.strerror or error}")
+        return diagnostics
+    report.fixed += result.fixed
+    report.fixed_paths.append(display)
+    return diagnostics if options.diff else result.remaining
 
 
 def display_path(path: Path, cwd: Path) -> str:

@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from tapelint.cli import cli
 from tapelint.engine import Linter
 from tapelint.notebook import NotebookError, check_notebook, read_notebook
 from tapelint.registry import all_rules
@@ -56,46 +58,52 @@ def test_source_may_be_one_string() -> None:
     assert (diagnostic.cell, diagnostic.start.line) == (2, 2)
 
 
+# How the reader writes a neutralised IPython line, and the line that ends each cell.
+PASS = "pass  # tapelint: IPython syntax"
+END = "# tapelint: end of cell"
+
+
+def program_lines(*cells: tuple[str, str]) -> list[str]:
+    program = read_notebook(notebook(*cells))
+    assert program is not None and program.problems == ()
+    return program.text.splitlines()
+
+
 def test_magics_become_pass_without_shifting_lines() -> None:
     cell = "%matplotlib inline\n!pip install x \\\n    y\nimport tensorflow as tf\nm?\nout = !ls\n"
+    assert program_lines(("code", cell)) == [
+        PASS,
+        PASS,
+        PASS,
+        "import tensorflow as tf",
+        PASS,
+        PASS,
+        END,
+    ]
     program = read_notebook(notebook(("code", cell)))
     assert program is not None
-    assert program.text.splitlines() == [
-        "pass",
-        "pass",
-        "pass",
-        "import tensorflow as tf",
-        "pass",
-        "pass",
-    ]
-    assert program.origins == tuple((1, line) for line in range(1, 7))
+    assert program.origins == tuple((1, line) for line in range(1, 8))
 
 
 def test_magic_inside_an_indented_block_keeps_the_block_valid() -> None:
-    program = read_notebook(notebook(("code", "for f in files:\n    !wc -l {f}\n")))
-    assert program is not None and program.problems == ()
-    assert program.text == "for f in files:\n    pass\n"
+    lines = program_lines(("code", "for f in files:\n    !wc -l {f}\n"))
+    assert lines == ["for f in files:", f"    {PASS}", END]
 
 
 def test_non_python_cell_magic_blanks_the_cell_and_python_ones_keep_the_body() -> None:
     bash = "%%bash\nwith tf.GradientTape() as tape\n"
     timed = "%%time\nx = 1\n"
-    program = read_notebook(notebook(("code", bash), ("code", timed)))
-    assert program is not None and program.problems == ()
-    assert program.text == "\n\n\nx = 1\n"
+    assert program_lines(("code", bash), ("code", timed)) == ["", "", END, PASS, "x = 1", END]
 
 
 def test_valid_python_that_looks_like_magic_is_untouched() -> None:
     cell = 'TEXT = """\n%d steps\n!x\n"""\nstep = (10\n        % 3)\nok = a != b\n'
-    program = read_notebook(notebook(("code", cell)))
-    assert program is not None and program.text == cell
+    assert program_lines(("code", cell)) == [*cell.splitlines(), END]
 
 
 def test_a_magic_line_inside_a_string_is_put_back_when_the_cell_has_magics() -> None:
     cell = '%load_ext autoreload\nTEXT = """\n%d steps\n"""\n'
-    program = read_notebook(notebook(("code", cell)))
-    assert program is not None
-    assert program.text == 'pass\nTEXT = """\n%d steps\n"""\n'
+    assert program_lines(("code", cell)) == [PASS, 'TEXT = """', "%d steps", '"""', END]
 
 
 def test_a_cell_that_does_not_parse_is_tap001_there_and_the_rest_is_checked() -> None:
@@ -111,7 +119,7 @@ def test_top_level_await_which_ipython_allows_is_not_a_syntax_error() -> None:
     cells = (("code", "%time x = 1\nresult = await fetch()\n"), ("code", STEP + LOSS_AFTER))
     program = read_notebook(notebook(*cells))
     assert program is not None and program.problems == ()
-    assert program.text.startswith("pass\nresult = await fetch()\nimport tensorflow as tf\n")
+    assert program.text.startswith(f"{PASS}\nresult = await fetch()\n{END}\nimport tensorflow")
     found = [(d.code, d.cell) for d in check_notebook(LINTER, notebook(*cells), "nb.ipynb")]
     assert found == [("TAP101", 2)]
 
@@ -198,12 +206,84 @@ def test_check_reports_notebook_findings_by_cell(project: Path) -> None:
     assert [(d["cell"], d["line"], d["column"]) for d in as_json] == [(4, 2, 9)]
 
 
-def test_fix_leaves_a_notebook_byte_for_byte_alone(project: Path) -> None:
-    source = FIXTURES / "notebooks" / "flag_persistent_tape_left_alive.ipynb"
+LEFT_ALIVE = FIXTURES / "notebooks" / "flag_persistent_tape_left_alive.ipynb"
+MAGICS = FIXTURES / "notebooks" / "flag_magics_keep_lines.ipynb"
+
+
+def nbformat_layout(document: dict) -> bytes:
+    """How Jupyter (nbformat) writes a notebook, as the fixtures are written."""
+    return (json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def test_fix_changes_only_the_fixed_cell_and_keeps_the_rest_byte_for_byte(project: Path) -> None:
     target = project / "nb.ipynb"
-    shutil.copy(source, target)
+    shutil.copy(LEFT_ALIVE, target)
+    result = run_cli("check", "--fix", "nb.ipynb")
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert "1 fixed, 0 remaining" in result.stderr
+    expected = json.loads(LEFT_ALIVE.read_text())
+    # The `with` is in cell 2; the tape's last use, and so the `del`, in cell 4.
+    expected["cells"][3]["source"] = [
+        "du_dt = tape.gradient(u, t)\n",
+        "denergy_dt = tape.gradient(energy, t)\n",
+        "del tape",
+    ]
+    assert target.read_bytes() == nbformat_layout(expected)
+    assert LEFT_ALIVE.read_bytes() == nbformat_layout(json.loads(LEFT_ALIVE.read_text()))
+    again = run_cli("check", "--fix", "nb.ipynb")
+    assert (again.exit_code, again.stdout, again.stderr) == (0, "", "")
+    assert target.read_bytes() == nbformat_layout(expected)
+
+
+def test_fix_puts_the_ipython_lines_back(project: Path) -> None:
+    target = project / "nb.ipynb"
+    shutil.copy(MAGICS, target)
     result = run_cli("check", "--fix", "--unsafe-fixes", "nb.ipynb")
+    assert result.exit_code == 1  # the TAP101 has no fix
+    fixed = json.loads(target.read_text())["cells"]
+    original = json.loads(MAGICS.read_text())["cells"]
+    assert [c["source"] for c in fixed[:4]] == [c["source"] for c in original[:4]]
+    source = "".join(fixed[4]["source"])
+    assert source.startswith("%timeit model(x)\nif any(g is None for g in grads):\n")
+    assert "if g is not None])  # expect: TAP401:1" in source
+    assert [d["code"] for d in json.loads(run_cli("check", "--output-format", "json").stdout)] == [
+        "TAP101"
+    ]
+
+
+def test_diff_shows_cell_diffs_and_writes_nothing(project: Path) -> None:
+    target = project / "nb.ipynb"
+    shutil.copy(LEFT_ALIVE, target)
+    result = run_cli("check", "--diff", "nb.ipynb")
     assert result.exit_code == 1
-    assert "TAP103" in result.stdout
-    assert "fixable" not in result.stderr
-    assert target.read_bytes() == source.read_bytes()
+    assert result.stdout.startswith("--- nb.ipynb:cell 4\n+++ nb.ipynb:cell 4\n")
+    assert "+del tape\n" in result.stdout
+    assert target.read_bytes() == LEFT_ALIVE.read_bytes()
+
+
+def test_a_notebook_in_a_layout_json_cannot_reproduce_is_left_alone(project: Path) -> None:
+    document = json.loads(LEFT_ALIVE.read_text())
+    compact = json.dumps(document, separators=(",", ":")).encode()
+    target = project / "nb.ipynb"
+    target.write_bytes(compact)
+    result = run_cli("check", "--fix", "nb.ipynb")
+    assert result.exit_code == 1
+    assert "nb.ipynb: fixes not applied: the notebook's JSON layout" in result.stderr
+    assert target.read_bytes() == compact
+
+
+def test_json_output_says_which_cell_each_fix_edit_is_in(project: Path) -> None:
+    shutil.copy(LEFT_ALIVE, project / "nb.ipynb")
+    [diagnostic] = json.loads(run_cli("check", "--output-format", "json").stdout)
+    assert (diagnostic["code"], diagnostic["cell"], diagnostic["line"]) == ("TAP103", 2, 1)
+    [edit] = diagnostic["fix"]["edits"]
+    assert (edit["cell"], edit["line"], edit["column"], edit["content"]) == (4, 3, 1, "del tape\n")
+
+
+def test_fixing_a_notebook_on_standard_input_prints_the_fixed_notebook(project: Path) -> None:
+    result = CliRunner().invoke(
+        cli, ["check", "--stdin-filename", "nb.ipynb", "--fix", "-"], input=LEFT_ALIVE.read_bytes()
+    )
+    assert result.exit_code == 0
+    cells = json.loads(result.stdout_bytes)["cells"]
+    assert cells[3]["source"][-1] == "del tape"

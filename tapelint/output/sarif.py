@@ -129,12 +129,14 @@ def _fix(fix: Fix, path: str) -> dict[str, Any]:
 
 
 def _replacement(edit: Edit) -> dict[str, Any]:
-    deleted = {
+    deleted: dict[str, Any] = {
         "startLine": edit.start.line,
         "startColumn": edit.start.column,
         "endLine": edit.end.line,
         "endColumn": edit.end.column,
     }
+    if edit.cell is not None:
+        deleted["properties"] = {"cell": edit.cell}
     replacement: dict[str, Any] = {"deletedRegion": deleted}
     if edit.content:
         replacement["insertedContent"] = {"text": edit.content}
