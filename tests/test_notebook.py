@@ -235,6 +235,19 @@ def test_fix_changes_only_the_fixed_cell_and_keeps_the_rest_byte_for_byte(projec
     assert target.read_bytes() == nbformat_layout(expected)
 
 
+def test_fix_keeps_a_colab_style_layout(project: Path) -> None:
+    """Colab and the TensorFlow docs save with two-space indents and keys in their own order."""
+    document = json.loads(LEFT_ALIVE.read_text())
+    colab = {"cells": document["cells"], "metadata": {"colab": {"name": "x"}}, "nbformat": 4}
+    colab["cells"] = [{"source": c.pop("source"), **c} for c in colab["cells"]]  # unsorted
+    target = project / "nb.ipynb"
+    target.write_text(json.dumps(colab, indent=2) + "\n")
+    assert run_cli("check", "--fix", "nb.ipynb").exit_code == 0
+    colab["cells"][3]["source"][-1] += "\n"
+    colab["cells"][3]["source"].append("del tape")
+    assert target.read_text() == json.dumps(colab, indent=2) + "\n"
+
+
 def test_fix_puts_the_ipython_lines_back(project: Path) -> None:
     target = project / "nb.ipynb"
     shutil.copy(MAGICS, target)

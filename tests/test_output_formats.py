@@ -186,3 +186,20 @@ def test_statistics_as_json(mixed: Path) -> None:
 
 def test_statistics_of_a_clean_run_print_nothing(project: Path) -> None:
     assert run_cli("check", "--statistics").stdout == ""
+
+
+def test_sarif_fix_of_a_notebook_names_the_cell_of_each_edit(project: Path) -> None:
+    notebook = FIXTURES / "notebooks" / "flag_persistent_tape_left_alive.ipynb"
+    shutil.copy(notebook, project / "nb.ipynb")
+    log = sarif()
+    jsonschema.Draft4Validator(SCHEMA).validate(log)
+    [result] = log["runs"][0]["results"]
+    region = result["locations"][0]["physicalLocation"]["region"]
+    assert (result["ruleId"], region["properties"]["cell"], region["startLine"]) == (
+        "TAP103",
+        2,
+        1,
+    )
+    [replacement] = result["fixes"][0]["artifactChanges"][0]["replacements"]
+    assert replacement["deletedRegion"]["properties"] == {"cell": 4}
+    assert replacement["insertedContent"] == {"text": "del tape\n"}
