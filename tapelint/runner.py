@@ -118,8 +118,9 @@ def _check_file(
         diagnostics = linter.check_bytes(data, display)
     fixing = options.fix or options.diff
     if fixing and fixable_count(diagnostics, unsafe=options.unsafe_fixes):
-        fix = _fix_notebook if notebook else _fix_file
-        diagnostics = fix(source.path, display, data, diagnostics, linter, options, report)
+        diagnostics = _fix_file(
+            source.path, display, data, diagnostics, linter, options, report, notebook=notebook
+        )
     report.diagnostics.extend(diagnostics)
 
 
@@ -131,31 +132,64 @@ def _fix_file(
     linter: Linter,
     options: Options,
     report: Report,
+    *,
+    notebook: bool,
 ) -> list[Diagnostic]:
     """Fix one file; the diagnostics to report afterwards."""
-    text = decode_source(data)
     try:
-        result = fix_source(
-            text,
-            lambda fixed: linter.check_text(fixed, display),
-            unsafe=options.unsafe_fixes,
-            diagnostics=diagnostics,
-        )
-        if result.text == text:
+        fixed = _fixed(data, display, diagnostics, linter, options, notebook=notebook)
+        if fixed is None:
             return diagnostics
         if options.diff:
-            report.diffs.append(unified_diff(display, text, result.text))
+            report.diffs.extend(unified_diff(*change) for change in fixed.changes)
         else:
-            write_atomically(path, encode_like(data, result.text))
+            write_atomically(path, fixed.data)
     except FixError as error:
         report.warnings.append(f"{display}: fixes not applied: {error}; file left unchanged")
         return diagnostics
     except OSError as error:
         report.errors.append(f"{display}: cannot write fixes: {error.strerror or error}")
         return diagnostics
-    report.fixed += result.fixed
+    report.fixed += fixed.fixed
     report.fixed_paths.append(display)
-    return diagnostics if options.diff else result.remaining
+    return diagnostics if options.diff else fixed.remaining
+
+
+@dataclass(frozen=True)
+class _Fixed:
+    data: bytes  # the fixed file
+    fixed: int  # diagnostics whose fix was applied
+    remaining: list[Diagnostic]
+    changes: list[tuple[str, str, str]]  # (label, before, after) for a diff
+
+
+def _fixed(
+    data: bytes,
+    display: str,
+    diagnostics: list[Diagnostic],
+    linter: Linter,
+    options: Options,
+    *,
+    notebook: bool,
+) -> _Fixed | None:
+    """The file with its fixes applied; None when they change nothing. Raises FixError."""
+    if notebook:
+        result = fix_notebook(linter, data, display, unsafe=options.unsafe_fixes)
+        if not result.changes:
+            return None
+        changes = [(f"{display}:cell {cell}", old, new) for cell, old, new in result.changes]
+        return _Fixed(result.data, result.fixed, result.remaining, changes)
+    text = decode_source(data)
+    fixed = fix_source(
+        text,
+        lambda new: linter.check_text(new, display),
+        unsafe=options.unsafe_fixes,
+        diagnostics=diagnostics,
+    )
+    if fixed.text == text:
+        return None
+    encoded = encode_like(data, fixed.text)
+    return _Fixed(encoded, fixed.fixed, fixed.remaining, [(display, text, fixed.text)])
 
 
 @dataclass
@@ -176,110 +210,39 @@ def run_stdin(
     `--fix` hands the fixed source back for printing, `--diff` a diff against it.
     """
     path = Path(os.path.abspath(filename)) if filename else None
-    fixing = options.fix and not options.diff
+    result = StdinResult(Report(), data if options.fix and not options.diff else None)
     if (
         path is not None
         and options.force_exclude
         and is_excluded(path, root=settings.root, exclude=settings.exclude_patterns)
     ):
-        return StdinResult(Report(), data if fixing else None)
+        return result
     linter = _Linters(settings).for_file(path or Path("-"))
     display = display_path(path, Path.cwd()) if path is not None else "-"
-    report = Report()
     notebook = path is not None and kind_of(path) is SourceKind.NOTEBOOK
+    report = result.report
     if notebook:
         report.diagnostics = check_notebook(linter, data, display)
     else:
         report.diagnostics = linter.check_bytes(data, display)
-    result = StdinResult(report, data if fixing else None)
-    if (options.fix or options.diff) and fixable_count(
+    if not (options.fix or options.diff) or not fixable_count(
         report.diagnostics, unsafe=options.unsafe_fixes
     ):
-        fix = _fix_stdin_notebook if notebook else _fix_stdin
-        fix(data, display, linter, options, result)
-    return result
-
-
-def _fix_stdin(
-    data: bytes, display: str, linter: Linter, options: Options, result: StdinResult
-) -> None:
-    report = result.report
-    text = decode_source(data)
+        return result
     try:
-        fixed = fix_source(
-            text,
-            lambda new: linter.check_text(new, display),
-            unsafe=options.unsafe_fixes,
-            diagnostics=report.diagnostics,
-        )
-        encoded = encode_like(data, fixed.text)
+        fixed = _fixed(data, display, report.diagnostics, linter, options, notebook=notebook)
     except FixError as error:
         report.warnings.append(f"{display}: fixes not applied: {error}; source left unchanged")
-        return
-    if fixed.text == text:
-        return
-    report.fixed = fixed.fixed
-    report.fixed_paths.append(display)
-    if options.diff:
-        report.diffs.append(unified_diff(display, text, fixed.text))
-    else:
-        report.diagnostics = fixed.remaining
-        result.fixed_source = encoded
-
-
-def _fix_stdin_notebook(
-    data: bytes, display: str, linter: Linter, options: Options, result: StdinResult
-) -> None:
-    report = result.report
-    try:
-        fixed = fix_notebook(linter, data, display, unsafe=options.unsafe_fixes)
-    except FixError as error:
-        report.warnings.append(f"{display}: fixes not applied: {error}; notebook left unchanged")
-        return
-    if not fixed.changes:
-        return
-    report.fixed = fixed.fixed
-    report.fixed_paths.append(display)
-    if options.diff:
-        report.diffs.extend(
-            unified_diff(f"{display}:cell {cell}", before, after)
-            for cell, before, after in fixed.changes
-        )
-    else:
-        report.diagnostics = fixed.remaining
-        result.fixed_source = fixed.data
-
-
-def _fix_notebook(
-    path: Path,
-    display: str,
-    data: bytes,
-    diagnostics: list[Diagnostic],
-    linter: Linter,
-    options: Options,
-    report: Report,
-) -> list[Diagnostic]:
-    """Fix one notebook (see tapelint.notebook); the diagnostics to report afterwards."""
-    try:
-        result = fix_notebook(linter, data, display, unsafe=options.unsafe_fixes)
-        if not result.changes:
-            return diagnostics
+        return result
+    if fixed is not None:
+        report.fixed = fixed.fixed
+        report.fixed_paths.append(display)
         if options.diff:
-            report.diffs.extend(
-                unified_diff(f"{display}:cell {cell}", before, after)
-                for cell, before, after in result.changes
-            )
+            report.diffs.extend(unified_diff(*change) for change in fixed.changes)
         else:
-            write_atomically(path, result.data)
-    except FixError as error:
-        report.warnings.append(f"{display}: fixes not applied: {error}; notebook left unchanged")
-        return diagnostics
-    except OSError as error:
-        report.errors.append(f"{display}: cannot write fixes: {error.strerror or error}")
-        return diagnostics
-    report.fixed += result.fixed
-    report.fixed_paths.append(display)
-    return diagnostics if options.diff else result.remaining
+            report.diagnostics = fixed.remaining
+            result.fixed_source = fixed.data
+    return result
 
 
 def display_path(path: Path, cwd: Path) -> str:
