@@ -17,9 +17,11 @@ import click
 from tapelint.config import ConfigError, Settings, load_settings
 from tapelint.fixer import fixable_count
 from tapelint.output import FORMATS
+from tapelint.output.statistics import count_by_code, render_json, render_text
+from tapelint.progress import ProgressDisplay
 from tapelint.registry import all_rules, rule_by_code_or_name
 from tapelint.rule import Rule
-from tapelint.runner import Options, Report, run
+from tapelint.runner import Options, Report, run, run_stdin
 from tapelint.selection import SelectorError, close_matches, validate
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -96,7 +98,15 @@ _SELECTORS = "Rule codes, code prefixes, rule names or ALL, comma-separated; rep
 @click.option("--fix", is_flag=True, help="Apply safe fixes.")
 @click.option("--unsafe-fixes", is_flag=True, help="Include unsafe fixes (with --fix or --diff).")
 @click.option("--diff", is_flag=True, help="Print the changes --fix would make; write nothing.")
-@click.option("-q", "--quiet", is_flag=True, help="No summary line.")
+@click.option(
+    "--statistics", is_flag=True, help="Print how many diagnostics of each code, not each one."
+)
+@click.option(
+    "--stdin-filename",
+    metavar="PATH",
+    help="Read the source from standard input (`-`) and check it as the file PATH.",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No summary line and no progress display.")
 def check(
     paths: tuple[str, ...],
     select: tuple[str, ...],
@@ -110,16 +120,34 @@ def check(
     fix: bool,
     unsafe_fixes: bool,
     diff: bool,
+    statistics: bool,
+    stdin_filename: str | None,
     quiet: bool,
 ) -> int:
-    """Check PATHS (files or directories; default: the current directory)."""
+    """Check PATHS (files or directories; default: the current directory).
+
+    `-` reads the source from standard input; `--stdin-filename PATH` says which file it is.
+    """
+    reading_stdin = _reads_stdin(paths, stdin_filename)
     settings = _settings(config_file, select, extend_select, ignore, preview)
     options = Options(force_exclude, fix=fix, diff=diff, unsafe_fixes=unsafe_fixes)
-    report = run(paths or (".",), settings, options)
-    if diff:
+    fixed_source = None
+    if reading_stdin:
+        data = sys.stdin.buffer.read()
+        result = run_stdin(data, stdin_filename, settings, options)
+        report, fixed_source = result.report, result.fixed_source
+    else:
+        with ProgressDisplay(enabled=not quiet) as progress:
+            report = run(paths or (".",), settings, options, on_progress=progress)
+    if fixed_source is not None:
+        # Fixing standard input: the fixed source is the output; what remains goes to stderr.
+        sys.stdout.buffer.write(fixed_source)
+        sys.stdout.buffer.flush()
+        click.echo(_render(report, output_format, statistics, options), nl=False, err=True)
+    elif diff:
         click.echo("".join(report.diffs), nl=False)
     else:
-        click.echo(FORMATS[output_format](report.diagnostics), nl=False)
+        click.echo(_render(report, output_format, statistics, options), nl=False)
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
     for error in report.errors:
@@ -132,6 +160,21 @@ def check(
         return EXIT_ERROR
     found = report.diffs if diff else report.diagnostics
     return EXIT_FOUND if found and not exit_zero else EXIT_CLEAN
+
+
+def _reads_stdin(paths: tuple[str, ...], stdin_filename: str | None) -> bool:
+    if "-" in paths and len(paths) > 1:
+        raise click.UsageError("`-` (standard input) cannot be combined with other paths")
+    if stdin_filename is not None and paths not in ((), ("-",)):
+        raise click.UsageError("--stdin-filename checks standard input: give `-` or no path")
+    return stdin_filename is not None or paths == ("-",)
+
+
+def _render(report: Report, output_format: str, statistics: bool, options: Options) -> str:
+    if not statistics:
+        return FORMATS[output_format](report.diagnostics)
+    rows = count_by_code(report.diagnostics, unsafe=options.unsafe_fixes)
+    return render_json(rows) if output_format == "json" else render_text(rows)
 
 
 def _settings(

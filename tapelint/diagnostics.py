@@ -35,6 +35,8 @@ class Edit:
     start: Position
     end: Position
     content: str
+    # Notebook cell the positions are in (1-based index into `cells`); None for plain files.
+    cell: int | None = None
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,9 @@ class Linter:
             return self._tool_diagnostic("TAP002", path, 1, 1, f"cannot decode: {error}")
         return self.check_text(text, path)
 
-    def check_text(self, text: str, path: str) -> list[Diagnostic]:
+    def check_text(self, text: str, path: str, *, is_notebook: bool = False) -> list[Diagnostic]:
+        """Diagnostics of one source text; `is_notebook` when it is a notebook's code cells
+        joined into one program (module-level state then outlives the last cell)."""
         if not self.codes or not mentions(text, self.triggers):
             return []
         lines = text.split("\n")
@@ -57,7 +59,7 @@ class Linter:
                 problem = SyntaxProblem(line, error.raw_column + 1, error.message)
                 diagnostics = self._syntax_error(path, problem)
             else:
-                findings = self._findings(module, text)
+                findings = self._findings(module, text, is_notebook)
                 if not findings:
                     return []
                 diagnostics = self._locate(module, sparse, lines, path, findings)
@@ -67,9 +69,15 @@ class Linter:
     def unreadable(self, path: str, reason: str) -> list[Diagnostic]:
         return self._tool_diagnostic("TAP002", path, 1, 1, reason)
 
+    def unparsable(self, path: str, problem: SyntaxProblem) -> list[Diagnostic]:
+        """TAP001 for a problem found outside `check_text` (a notebook cell)."""
+        return self._syntax_error(path, problem)
+
     # ---------------------------------------------------------------- internals
-    def _findings(self, module: cst.Module, text: str) -> list[tuple[type[Rule], Finding]]:
-        model = build_model(module, source_text=text)
+    def _findings(
+        self, module: cst.Module, text: str, is_notebook: bool
+    ) -> list[tuple[type[Rule], Finding]]:
+        model = build_model(module, source_text=text, is_notebook=is_notebook)
         return [(type(rule), f) for rule in self.rules for f in rule.check(model)]
 
     def _locate(

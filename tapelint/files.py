@@ -62,11 +62,19 @@ def discover(
             continue
         for file in walker.expand(path, force_exclude=force_exclude):
             found.setdefault(os.path.realpath(file), file)
-    files = sorted(SourceFile(path, _kind_of(path)) for path in found.values())
+    files = sorted(SourceFile(path, kind_of(path)) for path in found.values())
     return Discovery(files, missing, walker.warnings)
 
 
-def _kind_of(path: Path) -> SourceKind:
+def is_excluded(path: Path, *, root: Path, exclude: Sequence[str]) -> bool:
+    """Whether a walk from the project root would skip `path` (which need not exist)."""
+    root = root.resolve()
+    inside = path != root and path.is_relative_to(root)
+    walker = _Walker(root, Globs(exclude))
+    return walker._excluded_or_parents(path, False, root if inside else path.parent)
+
+
+def kind_of(path: Path) -> SourceKind:
     """How to read a file; a file named explicitly with another suffix is Python source."""
     return _KINDS.get(path.suffix, SourceKind.PYTHON)
 

@@ -8,14 +8,15 @@ unexpected error in the engine is reported for that file (and makes the run exit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tapelint.config import Settings
 from tapelint.diagnostics import Diagnostic
 from tapelint.engine import Linter, decode_source
-from tapelint.files import SourceFile, SourceKind, discover, read_source
+from tapelint.files import SourceFile, SourceKind, discover, is_excluded, kind_of, read_source
 from tapelint.fixer import (
     FixError,
     encode_like,
@@ -25,6 +26,7 @@ from tapelint.fixer import (
     write_atomically,
 )
 from tapelint.globs import Globs, relative_posix
+from tapelint.notebook import check_notebook, fix_notebook
 from tapelint.rule import Rule
 from tapelint.selection import rules_matching, select_rules
 
@@ -56,7 +58,13 @@ class Report:
         self.warnings.extend(other.warnings)
 
 
-def run(paths: Sequence[str], settings: Settings, options: Options) -> Report:
+def run(
+    paths: Sequence[str],
+    settings: Settings,
+    options: Options,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> Report:
+    """Check `paths`; `on_progress(done, total)` is called as each file is finished."""
     found = discover(
         paths,
         root=settings.root,
@@ -69,11 +77,11 @@ def run(paths: Sequence[str], settings: Settings, options: Options) -> Report:
     )
     linters = _Linters(settings)
     cwd = Path.cwd()
-    for source in found.files:
-        if source.kind is SourceKind.NOTEBOOK:
-            continue  # notebooks are discovered but not read yet
+    for done, source in enumerate(found.files, start=1):
         display = display_path(source.path, cwd)
         report.add(check_file(source, display, linters.for_file(source.path), options))
+        if on_progress is not None:
+            on_progress(done, len(found.files))
     report.diagnostics.sort(key=lambda d: d.sort_key)
     return report
 
@@ -103,10 +111,16 @@ def _check_file(
             linter.unreadable(display, f"cannot read: {error.strerror or error}")
         )
         return
-    diagnostics = linter.check_bytes(data, display)
+    notebook = source.kind is SourceKind.NOTEBOOK
+    if notebook:
+        diagnostics = check_notebook(linter, data, display)
+    else:
+        diagnostics = linter.check_bytes(data, display)
     fixing = options.fix or options.diff
     if fixing and fixable_count(diagnostics, unsafe=options.unsafe_fixes):
-        diagnostics = _fix_file(source.path, display, data, diagnostics, linter, options, report)
+        diagnostics = _fix_file(
+            source.path, display, data, diagnostics, linter, options, report, notebook=notebook
+        )
     report.diagnostics.extend(diagnostics)
 
 
@@ -118,31 +132,117 @@ def _fix_file(
     linter: Linter,
     options: Options,
     report: Report,
+    *,
+    notebook: bool,
 ) -> list[Diagnostic]:
     """Fix one file; the diagnostics to report afterwards."""
-    text = decode_source(data)
     try:
-        result = fix_source(
-            text,
-            lambda fixed: linter.check_text(fixed, display),
-            unsafe=options.unsafe_fixes,
-            diagnostics=diagnostics,
-        )
-        if result.text == text:
+        fixed = _fixed(data, display, diagnostics, linter, options, notebook=notebook)
+        if fixed is None:
             return diagnostics
         if options.diff:
-            report.diffs.append(unified_diff(display, text, result.text))
+            report.diffs.extend(unified_diff(*change) for change in fixed.changes)
         else:
-            write_atomically(path, encode_like(data, result.text))
+            write_atomically(path, fixed.data)
     except FixError as error:
         report.warnings.append(f"{display}: fixes not applied: {error}; file left unchanged")
         return diagnostics
     except OSError as error:
         report.errors.append(f"{display}: cannot write fixes: {error.strerror or error}")
         return diagnostics
-    report.fixed += result.fixed
+    report.fixed += fixed.fixed
     report.fixed_paths.append(display)
-    return diagnostics if options.diff else result.remaining
+    return diagnostics if options.diff else fixed.remaining
+
+
+@dataclass(frozen=True)
+class _Fixed:
+    data: bytes  # the fixed file
+    fixed: int  # diagnostics whose fix was applied
+    remaining: list[Diagnostic]
+    changes: list[tuple[str, str, str]]  # (label, before, after) for a diff
+
+
+def _fixed(
+    data: bytes,
+    display: str,
+    diagnostics: list[Diagnostic],
+    linter: Linter,
+    options: Options,
+    *,
+    notebook: bool,
+) -> _Fixed | None:
+    """The file with its fixes applied; None when they change nothing. Raises FixError."""
+    if notebook:
+        result = fix_notebook(linter, data, display, unsafe=options.unsafe_fixes)
+        if not result.changes:
+            return None
+        changes = [(f"{display}:cell {cell}", old, new) for cell, old, new in result.changes]
+        return _Fixed(result.data, result.fixed, result.remaining, changes)
+    text = decode_source(data)
+    fixed = fix_source(
+        text,
+        lambda new: linter.check_text(new, display),
+        unsafe=options.unsafe_fixes,
+        diagnostics=diagnostics,
+    )
+    if fixed.text == text:
+        return None
+    encoded = encode_like(data, fixed.text)
+    return _Fixed(encoded, fixed.fixed, fixed.remaining, [(display, text, fixed.text)])
+
+
+@dataclass
+class StdinResult:
+    report: Report
+    # With `--fix`: the source to print, fixed (or as it came when nothing was fixed).
+    fixed_source: bytes | None = None
+
+
+def run_stdin(
+    data: bytes, filename: str | None, settings: Settings, options: Options
+) -> StdinResult:
+    """Check source read from standard input as if it were the file `filename`.
+
+    Editors call linters this way. The file's config applies (its per-file-ignores; with
+    `force_exclude`, its excludes: an excluded file yields nothing), diagnostics name it, and a
+    name ending in `.ipynb` is read as a notebook. The file itself is never read or written:
+    `--fix` hands the fixed source back for printing, `--diff` a diff against it.
+    """
+    path = Path(os.path.abspath(filename)) if filename else None
+    result = StdinResult(Report(), data if options.fix and not options.diff else None)
+    if (
+        path is not None
+        and options.force_exclude
+        and is_excluded(path, root=settings.root, exclude=settings.exclude_patterns)
+    ):
+        return result
+    linter = _Linters(settings).for_file(path or Path("-"))
+    display = display_path(path, Path.cwd()) if path is not None else "-"
+    notebook = path is not None and kind_of(path) is SourceKind.NOTEBOOK
+    report = result.report
+    if notebook:
+        report.diagnostics = check_notebook(linter, data, display)
+    else:
+        report.diagnostics = linter.check_bytes(data, display)
+    if not (options.fix or options.diff) or not fixable_count(
+        report.diagnostics, unsafe=options.unsafe_fixes
+    ):
+        return result
+    try:
+        fixed = _fixed(data, display, report.diagnostics, linter, options, notebook=notebook)
+    except FixError as error:
+        report.warnings.append(f"{display}: fixes not applied: {error}; source left unchanged")
+        return result
+    if fixed is not None:
+        report.fixed = fixed.fixed
+        report.fixed_paths.append(display)
+        if options.diff:
+            report.diffs.extend(unified_diff(*change) for change in fixed.changes)
+        else:
+            report.diagnostics = fixed.remaining
+            result.fixed_source = fixed.data
+    return result
 
 
 def display_path(path: Path, cwd: Path) -> str:

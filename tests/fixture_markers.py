@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -11,8 +12,24 @@ _MARKER = re.compile(r"#\s*expect:\s*(?P<codes>TAP\d{3}(?::\d+)?(?:\s*,\s*TAP\d{
 
 def expected(path: Path) -> set[tuple[int, str, int | None]]:
     """{(line, code, column or None)} from the file's markers."""
+    return _markers(path.read_text(encoding="utf-8").splitlines())
+
+
+def expected_in_notebook(path: Path) -> set[tuple[int, int, str, int | None]]:
+    """{(cell, line within the cell, code, column or None)} from the markers in a notebook's
+    code cells; cells are numbered from 1, counting every cell, as tapelint reports them."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return {
+        (number, *marker)
+        for number, cell in enumerate(cells, start=1)
+        if cell["cell_type"] == "code"
+        for marker in _markers("".join(cell["source"]).splitlines())
+    }
+
+
+def _markers(lines: list[str]) -> set[tuple[int, str, int | None]]:
     found = set()
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(lines, start=1):
         match = _MARKER.search(line)
         if match is None:
             continue
@@ -28,3 +45,7 @@ def rule_fixture_files() -> list[Path]:
 
 def clean_files() -> list[Path]:
     return sorted((FIXTURES / "clean").rglob("*.py"))
+
+
+def notebook_files() -> list[Path]:
+    return sorted((FIXTURES / "notebooks").glob("*.ipynb"))

@@ -168,10 +168,11 @@ def test_unreadable_is_not_reported_when_tap002_is_ignored(project):
 def test_notebooks_are_not_read_as_python(project):
     write(project, "nb.ipynb", "with tf.GradientTape() as tape\n")
     result = run_cli("check")
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    assert result.exit_code == 1
+    assert result.stdout.startswith("nb.ipynb:1:1: TAP002 not a notebook: invalid JSON")
 
 
-def test_discover_yields_notebooks_for_a_later_reader(project):
+def test_discover_yields_notebooks_as_notebooks(project):
     write(project, "nb.ipynb", "{}")
     write(project, "train.py", CLEAN)
     found = discover(["."], root=project, exclude=())

@@ -7,8 +7,16 @@ from pathlib import Path
 import pytest
 
 from tapelint.engine import Linter
+from tapelint.notebook import check_notebook
 from tapelint.registry import all_rules
-from tests.fixture_markers import FIXTURES, clean_files, expected, rule_fixture_files
+from tests.fixture_markers import (
+    FIXTURES,
+    clean_files,
+    expected,
+    expected_in_notebook,
+    notebook_files,
+    rule_fixture_files,
+)
 
 DEFAULT_RULES = [r for r in all_rules() if not r.preview]
 ALL_RULES = list(all_rules())
@@ -72,3 +80,30 @@ def test_every_rule_has_enough_fixtures() -> None:
 
 def test_clean_corpus_is_large_enough() -> None:
     assert len(clean_files()) >= 15
+
+
+@pytest.mark.parametrize("path", notebook_files(), ids=_ids(notebook_files()))
+def test_notebook_fixture_matches_markers(path: Path) -> None:
+    """Markers sit in code cells; a finding must be reported at (cell, line) both ways."""
+    diagnostics = check_notebook(Linter(DEFAULT_RULES), path.read_bytes(), str(path))
+    markers = expected_in_notebook(path)
+    want = {(cell, line, code) for cell, line, code, _ in markers}
+    got = {(d.cell, d.start.line, d.code) for d in diagnostics}
+    assert got == want, "\n".join(
+        [f"missing: {sorted(want - got)}", f"unexpected: {sorted(got - want)}"]
+        + [f"  cell {d.cell}:{d.start.line}:{d.start.column} {d.code}" for d in diagnostics]
+    )
+    pinned = {(c, line, code): col for c, line, code, col in markers if col is not None}
+    for d in diagnostics:
+        column = pinned.get((d.cell, d.start.line, d.code))
+        assert column is None or column == d.start.column
+
+
+@pytest.mark.parametrize("path", notebook_files(), ids=_ids(notebook_files()))
+def test_notebook_fixture_names_state_intent(path: Path) -> None:
+    """flag_* notebooks expect findings; ok_* look-alikes are silent with every rule on."""
+    if path.name.startswith("flag_"):
+        assert expected_in_notebook(path)
+    else:
+        assert path.name.startswith("ok_"), "notebook fixtures are named flag_* or ok_*"
+        assert check_notebook(Linter(ALL_RULES), path.read_bytes(), str(path)) == []

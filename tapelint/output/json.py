@@ -2,7 +2,7 @@
 
 Keys: path, line, column, end_line, end_column, code, name, severity, message, fix (null or
 {title, applicability, edits: [{line, column, end_line, end_column, content}]}), and `cell`
-only for a notebook diagnostic.
+only for a notebook diagnostic (and on each of its edits: a fix may edit another cell).
 """
 
 import json
@@ -43,10 +43,13 @@ def _fix(fix: Fix) -> dict[str, Any]:
 
 
 def _edit(edit: Edit) -> dict[str, Any]:
-    return {
+    result: dict[str, Any] = {
         "line": edit.start.line,
         "column": edit.start.column,
         "end_line": edit.end.line,
         "end_column": edit.end.column,
         "content": edit.content,
     }
+    if edit.cell is not None:
+        result["cell"] = edit.cell
+    return result

@@ -1,0 +1,70 @@
+"""The pre-commit hook, through real `pre-commit try-repo` against this repository.
+
+pre-commit clones this repository at HEAD (with uncommitted changes, when there are any),
+builds an environment and pip-installs tapelint into it, so each run takes a while; the
+module keeps to two runs. Run from a clean clone this tests exactly what users get.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli_helpers import CLEAN, LOSS_OUTSIDE
+from tests.fixture_markers import FIXTURES
+
+ROOT = FIXTURES.parent
+
+
+def git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def user_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A user's git repository with one bad file, one bad notebook and one good file."""
+    repo = tmp_path_factory.mktemp("user_repo")
+    git("init", "-q", cwd=repo)
+    (repo / "bad.py").write_text(LOSS_OUTSIDE)
+    shutil.copy(FIXTURES / "notebooks" / "flag_loss_in_next_cell.ipynb", repo / "nb.ipynb")
+    (repo / "good.py").write_text(CLEAN)
+    (repo / "README.md").write_text("with tf.GradientTape() as tape  (not code)\n")
+    return repo
+
+
+def try_repo(repo: Path, *staged: str) -> subprocess.CompletedProcess[str]:
+    git("reset", "-q", cwd=repo)
+    git("add", *staged, cwd=repo)
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PRE_COMMIT")}
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), "tapelint", "--color=never"],
+        cwd=repo,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+
+
+def test_hook_fails_on_a_staged_bad_file_and_prints_the_findings(user_repo: Path) -> None:
+    result = try_repo(user_repo, "bad.py", "nb.ipynb", "good.py", "README.md")
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "tapelint" in output and "Failed" in output
+    assert "bad.py:8:12: TAP101 " in output
+    assert "nb.ipynb:cell 4:2:9: TAP101 " in output
+    findings = [line for line in output.splitlines() if ": TAP" in line]
+    assert len(findings) == 2, output  # good.py is clean, README.md is not Python
+
+
+def test_hook_passes_on_a_staged_good_file(user_repo: Path) -> None:
+    result = try_repo(user_repo, "good.py")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "Passed" in output
