@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tapelint.analysis.dataflow import Watched
 from tapelint.analysis.expressions import child_blocks, statements
 from tapelint.analysis.model import Def, DefKind, FileModel, Scope, TapeInstance, is_recording
 from tapelint.analysis.names import dotted_name
@@ -48,6 +49,19 @@ _KERAS_BASES = frozenset(
 )
 _KERAS_LAYER_BASES = frozenset({"keras.layers.Layer", "keras.Layer"})
 _NOT_LAYERS = frozenset({"Input", "InputSpec"})
+_TRAINING_LAYERS = frozenset(
+    {
+        "Dropout",
+        "SpatialDropout1D",
+        "SpatialDropout2D",
+        "SpatialDropout3D",
+        "GaussianDropout",
+        "GaussianNoise",
+        "AlphaDropout",
+        "BatchNormalization",
+        "SyncBatchNormalization",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -63,18 +77,39 @@ def calls_without_training(model: FileModel) -> list[KerasCall]:
     found: dict[cst.Call, KerasCall] = {}
     known = _Known(model)
     for tape in model.tapes:
+        trained = _trained_owners(model, tape)
+        if not trained:
+            continue
         for block in tape.blocks:
             for call in _calls_in(statements(block.body)):
-                if call in found or _passes_training(call):
+                if call in found or _passes_training(call) or not _is_trained(call.func, trained):
                     continue
                 root = _root_name(call.func)
                 use = model.uses_by_node.get(root) if root is not None else None
                 if use is None or not is_recording(use.ctx, tape):
                     continue
                 kind = known.kind_of_callee(call.func, use.scope)
-                if kind is not None:
+                if kind in ("model", "layer"):
                     found[call] = KerasCall(call, dotted_name(call.func) or "", kind, tape)
     return list(found.values())
+
+
+def _trained_owners(model: FileModel, tape: TapeInstance) -> frozenset[str]:
+    """The models and layers whose variables the tape's gradient calls differentiate
+    (`model` for `tape.gradient(loss, model.trainable_variables)`)."""
+    owners: set[str] = set()
+    for call in model.calls_on(tape):
+        if call.is_gradient:
+            owners |= Watched(model, call).source_callables
+    return frozenset(owners)
+
+
+def _is_trained(func: cst.BaseExpression, trained: frozenset[str]) -> bool:
+    """The callee is a trained model, or a layer or sub-model stored on one (`self.encoder`
+    when `self.trainable_variables` are the sources)."""
+    if dotted_name(func) in trained:
+        return True
+    return isinstance(func, cst.Attribute) and dotted_name(func.value) in trained
 
 
 def _calls_in(nodes: Sequence[cst.CSTNode]) -> Iterator[cst.Call]:
@@ -136,10 +171,7 @@ class _Known:
         defs = self._defs_of(name)
         if not defs or depth > _MAX_DEPTH:
             return None
-        kinds = {self.kind_of_definition(d, depth + 1) for d in defs}
-        if None in kinds or not kinds:
-            return None
-        return "model" if "model" in kinds else "layer"
+        return _combined({self.kind_of_definition(d, depth + 1) for d in defs})
 
     def kind_of_definition(self, d: Def, depth: int) -> str | None:
         if d.kind is not DefKind.ASSIGN or d.value is None:
@@ -157,7 +189,7 @@ class _Known:
         if qualified in _KERAS_MODELS or _is_application(qualified):
             return "model"
         if _is_layer_class(qualified):
-            return "layer"
+            return "layer" if _behaves_differently_in_training(qualified, value) else "inert"
         if isinstance(value.func, cst.Name):
             return self.kind_of_constructed(value.func, depth + 1)
         return None
@@ -195,10 +227,7 @@ class _Known:
         returned = list(_returns(statements(function.body)))
         if not returned or any(r.value is None for r in returned):
             return None
-        kinds = {self.kind_of_value(r.value, depth + 1) for r in returned}
-        if None in kinds:
-            return None
-        return "model" if "model" in kinds else "layer"
+        return _combined({self.kind_of_value(r.value, depth + 1) for r in returned})
 
     def _defs_of(self, name: cst.Name) -> frozenset[Def] | list[Def]:
         """The definitions reaching `name`; for a name read from the text of a method that
@@ -214,10 +243,7 @@ class _Known:
             assigned = self._assignments_in_text(owner.name.value, attribute)
         if not assigned:
             return None
-        kinds = {self.kind_of_value(value, 0) for value in assigned}
-        if None in kinds:
-            return None
-        return "model" if "model" in kinds else "layer"
+        return _combined({self.kind_of_value(value, 0) for value in assigned})
 
     def _assignments_in_text(self, class_name: str, attribute: str) -> list[cst.BaseExpression]:
         """Values assigned to `self.<attribute>` in the methods of the file's one class named
@@ -284,6 +310,34 @@ def _binds_ast_attribute(target: ast.expr, attribute: str) -> bool:
         and isinstance(target.value, ast.Name)
         and target.value.id == "self"
     )
+
+
+def _combined(kinds: set[str | None]) -> str | None:
+    """One answer for a name bound on several paths: known only if known on every path, and
+    "inert" only if inert on every path."""
+    if not kinds or None in kinds:
+        return None
+    if "inert" in kinds:
+        return "inert" if len(kinds) == 1 else None
+    return "model" if "model" in kinds else "layer"
+
+
+def _behaves_differently_in_training(qualified: str, constructor: cst.Call) -> bool:
+    """A built-in layer whose output depends on `training`: dropout, noise, batch
+    normalisation, random augmentation, or a layer constructed with a nonzero dropout rate
+    (`LSTM(64, dropout=0.2)`, `MultiHeadAttention(..., dropout=0.1)`)."""
+    name = qualified.rsplit(".", 1)[-1]
+    if name in _TRAINING_LAYERS or name.startswith("Random"):
+        return True
+    for arg in constructor.args:
+        keyword = arg.keyword.value if arg.keyword is not None else ""
+        if keyword.endswith("dropout") and not _is_zero(arg.value):
+            return True
+    return False
+
+
+def _is_zero(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.Integer, cst.Float)) and float(expr.value) == 0
 
 
 def _is_application(qualified: str) -> bool:
