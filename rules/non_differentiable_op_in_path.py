@@ -60,9 +60,10 @@ class NonDifferentiableOpInPath(Rule):
                     "decision)"
                 )
                 source = f"`{found.source}`" + ("'s variables" if found.source_is_model else "")
+                them = "them" if found.source_is_model else "it"
                 yield Finding(
                     found.node,
                     f"`{source_of(model, found.node)}` {BREAK_REASONS[found.kind]}, and the "
                     f"target of `{tape}.gradient` depends on {source} only through it, "
-                    f"so that gradient is None; {advice}",
+                    f"so no gradient reaches {them}; {advice}",
                 )

@@ -20,7 +20,11 @@ CATALOGUE = {
     "TAP102": ("unnecessary-persistent-tape", Severity.WARNING),
     "TAP103": ("persistent-tape-not-released", Severity.WARNING),
     "TAP301": ("numpy-in-differentiable-path", Severity.ERROR),
+    "TAP302": ("non-differentiable-op-in-path", Severity.ERROR),
+    "TAP303": ("missing-training-flag", Severity.WARNING),
     "TAP401": ("unfiltered-apply-gradients", Severity.WARNING),
+    "TAP402": ("gradient-variable-mismatch", Severity.ERROR),
+    "TAP403": ("none-unsafe-gradient-transform", Severity.ERROR),
 }
 
 RULES = list(all_rules())

@@ -51,7 +51,7 @@ class PathBreak:
 
 BREAK_REASONS = {
     "index": "returns indices, which have no gradient",
-    "step": "is piecewise constant, with no gradient",
+    "step": "is piecewise constant, which has no gradient",
     "comparison": "returns booleans, which have no gradient",
     "cast": "casts to an integer or bool dtype, which has no gradient",
     "where": "selects between constants, which have no gradient",
