@@ -16,9 +16,17 @@ class MissingTrainingFlag(Rule):
     returns one; `self` inside such a class, and `self.encoder` when every assignment to it
     in the class is one of those.
 
-    Not flagged: a call that passes `training=` (also `training=False`, e.g. a frozen
-    teacher), `**kwargs`, or a second positional argument; a model passed in as a parameter or
-    built somewhere this file does not show; calls under `tape.stop_recording()`.
+    Only models the tape trains are checked: their variables (or those of the model they
+    are stored on, for `self.encoder`) are the sources of one of its gradient calls. Dropout
+    and noise layers, which have no variables, are checked in any tape that trains a model.
+
+    Not flagged: a call that passes `training=` (also `training=False`), `**kwargs`, or a
+    second positional argument; a model passed in as a parameter or built somewhere this file
+    does not show; models the tape does not train (a target network, a distillation teacher,
+    a frozen feature extractor, and every model in a tape that differentiates with respect to
+    its inputs: saliency maps, integrated gradients, adversarial examples), which run in
+    inference mode on purpose; built-in layers that compute the same in training and
+    inference (`Dense`, `Conv2D`); calls under `tape.stop_recording()`.
 
     ## Why is this bad?
     Without `training=True`, a model called directly runs its dropout and batch

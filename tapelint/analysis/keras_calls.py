@@ -17,6 +17,15 @@ A callee is known to be a Keras model or layer only when this file shows it:
 
 A model passed in as a parameter, returned by a function of another module, or bound on
 some path to something else is unknown, and unknown is never reported.
+
+Only calls that train are reported: of a model (or a layer or sub-model stored on one)
+whose variables the tape's gradient calls differentiate, or of a built-in layer without
+variables whose output depends on `training` (dropout, noise) in a tape that trains some
+model. A target network, a distillation teacher or a frozen feature extractor runs in
+inference mode on purpose, and so does every model in a tape that differentiates with
+respect to inputs (saliency maps, adversarial examples). Built-in layers that compute the
+same thing in training and inference (`Dense`, `Conv2D`) are never reported; batch
+normalisation and layers built with a nonzero `dropout=` are.
 """
 
 from __future__ import annotations
@@ -49,7 +58,7 @@ _KERAS_BASES = frozenset(
 )
 _KERAS_LAYER_BASES = frozenset({"keras.layers.Layer", "keras.Layer"})
 _NOT_LAYERS = frozenset({"Input", "InputSpec"})
-_TRAINING_LAYERS = frozenset(
+_STATELESS_TRAINING_LAYERS = frozenset(
     {
         "Dropout",
         "SpatialDropout1D",
@@ -58,10 +67,9 @@ _TRAINING_LAYERS = frozenset(
         "GaussianDropout",
         "GaussianNoise",
         "AlphaDropout",
-        "BatchNormalization",
-        "SyncBatchNormalization",
     }
 )
+_NORMALIZATION_LAYERS = frozenset({"BatchNormalization", "SyncBatchNormalization"})
 
 
 @dataclass(frozen=True)
@@ -82,14 +90,19 @@ def calls_without_training(model: FileModel) -> list[KerasCall]:
             continue
         for block in tape.blocks:
             for call in _calls_in(statements(block.body)):
-                if call in found or _passes_training(call) or not _is_trained(call.func, trained):
+                if call in found or _passes_training(call):
                     continue
                 root = _root_name(call.func)
                 use = model.uses_by_node.get(root) if root is not None else None
                 if use is None or not is_recording(use.ctx, tape):
                     continue
                 kind = known.kind_of_callee(call.func, use.scope)
-                if kind in ("model", "layer"):
+                # A layer without variables (dropout, noise) is never among the sources, but
+                # it is part of what the tape trains.
+                if kind == "stateless" or (
+                    kind in ("model", "layer") and _is_trained(call.func, trained)
+                ):
+                    kind = "layer" if kind == "stateless" else kind
                     found[call] = KerasCall(call, dotted_name(call.func) or "", kind, tape)
     return list(found.values())
 
@@ -189,7 +202,7 @@ class _Known:
         if qualified in _KERAS_MODELS or _is_application(qualified):
             return "model"
         if _is_layer_class(qualified):
-            return "layer" if _behaves_differently_in_training(qualified, value) else "inert"
+            return _built_in_layer_kind(qualified, value)
         if isinstance(value.func, cst.Name):
             return self.kind_of_constructed(value.func, depth + 1)
         return None
@@ -319,21 +332,25 @@ def _combined(kinds: set[str | None]) -> str | None:
         return None
     if "inert" in kinds:
         return "inert" if len(kinds) == 1 else None
+    if kinds == {"stateless"}:
+        return "stateless"
     return "model" if "model" in kinds else "layer"
 
 
-def _behaves_differently_in_training(qualified: str, constructor: cst.Call) -> bool:
-    """A built-in layer whose output depends on `training`: dropout, noise, batch
-    normalisation, random augmentation, or a layer constructed with a nonzero dropout rate
-    (`LSTM(64, dropout=0.2)`, `MultiHeadAttention(..., dropout=0.1)`)."""
+def _built_in_layer_kind(qualified: str, constructor: cst.Call) -> str:
+    """"stateless" for layers without variables whose output depends on `training` (dropout,
+    noise, random augmentation), "layer" for batch normalisation and layers constructed with
+    a nonzero dropout rate (`LSTM(64, dropout=0.2)`), "inert" for the rest (`Dense`)."""
     name = qualified.rsplit(".", 1)[-1]
-    if name in _TRAINING_LAYERS or name.startswith("Random"):
-        return True
+    if name in _STATELESS_TRAINING_LAYERS or name.startswith("Random"):
+        return "stateless"
+    if name in _NORMALIZATION_LAYERS:
+        return "layer"
     for arg in constructor.args:
         keyword = arg.keyword.value if arg.keyword is not None else ""
         if keyword.endswith("dropout") and not _is_zero(arg.value):
-            return True
-    return False
+            return "layer"
+    return "inert"
 
 
 def _is_zero(expr: cst.BaseExpression) -> bool:
