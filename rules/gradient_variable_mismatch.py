@@ -58,9 +58,12 @@ class GradientVariableMismatch(Rule):
             if sources is None or not variable_lists_differ(model, sources, pairing.variables):
                 continue
             tape = origin.tape.name or "tape"
+            computed_for = source_of(model, sources)
+            applied_to = f"`{source_of(model, pairing.variables)}`"
+            if applied_to == f"`{computed_for}`":
+                applied_to += " (rebound to other variables in between)"
             yield Finding(
                 apply.node,
-                f"gradients computed for `{source_of(model, sources)}` by `{tape}.gradient` "
-                f"are applied to `{source_of(model, pairing.variables)}`; pair them with the "
-                "variables they were computed for",
+                f"gradients computed for `{computed_for}` by `{tape}.gradient` are applied to "
+                f"{applied_to}; pair them with the variables they were computed for",
             )
