@@ -338,7 +338,7 @@ def _combined(kinds: set[str | None]) -> str | None:
 
 
 def _built_in_layer_kind(qualified: str, constructor: cst.Call) -> str:
-    """"stateless" for layers without variables whose output depends on `training` (dropout,
+    """ "stateless" for layers without variables whose output depends on `training` (dropout,
     noise, random augmentation), "layer" for batch normalisation and layers constructed with
     a nonzero dropout rate (`LSTM(64, dropout=0.2)`), "inert" for the rest (`Dense`)."""
     name = qualified.rsplit(".", 1)[-1]
