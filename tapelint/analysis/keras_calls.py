@@ -38,7 +38,15 @@ import libcst as cst
 
 from tapelint.analysis.dataflow import Watched
 from tapelint.analysis.expressions import child_blocks, statements
-from tapelint.analysis.model import Def, DefKind, FileModel, Scope, TapeInstance, is_recording
+from tapelint.analysis.model import (
+    Def,
+    DefKind,
+    FileModel,
+    Scope,
+    TapeInstance,
+    Use,
+    is_recording,
+)
 from tapelint.analysis.names import dotted_name
 
 _MAX_DEPTH = 6
@@ -84,27 +92,48 @@ def calls_without_training(model: FileModel) -> list[KerasCall]:
     """Calls of known Keras models/layers, made while a tape records, without `training=`."""
     found: dict[cst.Call, KerasCall] = {}
     known = _Known(model)
-    for tape in model.tapes:
-        trained = _trained_owners(model, tape)
-        if not trained:
+    trained = {tape: _trained_owners(model, tape) for tape in model.tapes if tape.blocks}
+    for tape, call, use in _recorded_calls(model, trained):
+        if call in found or _passes_training(call):
             continue
-        for block in tape.blocks:
-            for call in _calls_in(statements(block.body)):
-                if call in found or _passes_training(call):
-                    continue
-                root = _root_name(call.func)
-                use = model.uses_by_node.get(root) if root is not None else None
-                if use is None or not is_recording(use.ctx, tape):
-                    continue
-                kind = known.kind_of_callee(call.func, use.scope)
-                # A layer without variables (dropout, noise) is never among the sources, but
-                # it is part of what the tape trains.
-                if kind == "stateless" or (
-                    kind in ("model", "layer") and _is_trained(call.func, trained)
-                ):
-                    kind = "layer" if kind == "stateless" else kind
-                    found[call] = KerasCall(call, dotted_name(call.func) or "", kind, tape)
+        kind = known.kind_of_callee(call.func, use.scope)
+        # A layer without variables (dropout, noise) is never among the sources, but it is
+        # part of what the tape trains.
+        if kind == "stateless" or (
+            kind in ("model", "layer") and _is_trained(call.func, trained[tape])
+        ):
+            kind = "layer" if kind == "stateless" else kind
+            found[call] = KerasCall(call, dotted_name(call.func) or "", kind, tape)
     return list(found.values())
+
+
+def _recorded_calls(
+    model: FileModel, trained: dict[TapeInstance, frozenset[str]]
+) -> Iterator[tuple[TapeInstance, cst.Call, Use]]:
+    """Calls of a name or `name.attribute` made while a tape that trains a model records.
+
+    Only statements that read such a name while recording are searched, not whole blocks:
+    walking libcst nodes is what costs here."""
+    tapes_by_scope: dict[Scope, list[TapeInstance]] = {}
+    for tape, owners in trained.items():
+        if owners:
+            tapes_by_scope.setdefault(tape.scope, []).append(tape)
+    if not tapes_by_scope:
+        return
+    searched: set[tuple[int, int]] = set()
+    for use in list(model.uses_by_node.values()):
+        tapes = tapes_by_scope.get(use.scope)
+        if not tapes or not isinstance(use.node, cst.Name) or use.stmt is None:
+            continue
+        for tape in tapes:
+            if not is_recording(use.ctx, tape) or (id(tape), id(use.stmt)) in searched:
+                continue
+            searched.add((id(tape), id(use.stmt)))
+            for call in _calls_under(use.stmt):
+                root = _root_name(call.func)
+                caller = model.uses_by_node.get(root) if root is not None else None
+                if caller is not None and is_recording(caller.ctx, tape):
+                    yield tape, call, caller
 
 
 def _trained_owners(model: FileModel, tape: TapeInstance) -> frozenset[str]:
@@ -125,18 +154,41 @@ def _is_trained(func: cst.BaseExpression, trained: frozenset[str]) -> bool:
     return isinstance(func, cst.Attribute) and dotted_name(func.value) in trained
 
 
-def _calls_in(nodes: Sequence[cst.CSTNode]) -> Iterator[cst.Call]:
-    for node in nodes:
-        yield from _calls_under(node)
+def _calls_under(statement: cst.CSTNode) -> Iterator[cst.Call]:
+    """Calls in a statement, or in a compound statement's header (its body's statements are
+    searched on their own), not descending into nested definitions. Common nodes are
+    taken apart by their fields: libcst's generic `children` is slow."""
+    pending: list[cst.CSTNode] = _header(statement)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Call):
+            yield node
+            pending.append(node.func)
+            pending.extend(arg.value for arg in node.args)
+        elif isinstance(node, cst.Attribute):
+            pending.append(node.value)
+        elif isinstance(node, cst.BinaryOperation):
+            pending += (node.left, node.right)
+        elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Expr, cst.Return)):
+            if node.value is not None:
+                pending.append(node.value)
+        elif not isinstance(
+            node,
+            (cst.Name, cst.BaseNumber, cst.BaseString, cst.FunctionDef, cst.ClassDef, cst.Lambda),
+        ):
+            pending.extend(node.children)
 
 
-def _calls_under(node: cst.CSTNode) -> Iterator[cst.Call]:
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-        return
-    if isinstance(node, cst.Call):
-        yield node
-    for child in node.children:
-        yield from _calls_under(child)
+def _header(statement: cst.CSTNode) -> list[cst.CSTNode]:
+    if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return list(statement.body)
+    if isinstance(statement, (cst.If, cst.While)):
+        return [statement.test]
+    if isinstance(statement, cst.For):
+        return [statement.iter]
+    if isinstance(statement, cst.With):
+        return [item.item for item in statement.items]
+    return []
 
 
 def _passes_training(call: cst.Call) -> bool:
@@ -162,7 +214,8 @@ class _Known:
 
     def __init__(self, model: FileModel) -> None:
         self.model = model
-        self._tree: ast.Module | None = None
+        self._classes: dict[str, list[ast.ClassDef]] | None = None
+        self._text_assignments: dict[str, dict[str, list[ast.expr | None]]] = {}
 
     def kind_of_callee(self, func: cst.BaseExpression, scope: Scope) -> str | None:
         if isinstance(func, cst.Name):
@@ -262,17 +315,24 @@ class _Known:
         """Values assigned to `self.<attribute>` in the methods of the file's one class named
         `class_name`, read from the whole text. A value that names a parameter of its method,
         or a binding other than a plain `=`, comes back as `None` (unknown)."""
-        if self._tree is None:
-            self._tree = ast.parse(self.model.source_text)
-        classes = [
-            node
-            for node in ast.walk(self._tree)
-            if isinstance(node, ast.ClassDef) and node.name == class_name
+        if class_name not in self._text_assignments:
+            self._text_assignments[class_name] = self._read_class_assignments(class_name)
+        values = self._text_assignments[class_name].get(attribute, [])
+        return [
+            cst.Name("None") if value is None else cst.parse_expression(ast.unparse(value))
+            for value in values
         ]
+
+    def _read_class_assignments(self, class_name: str) -> dict[str, list[ast.expr | None]]:
+        if self._classes is None:
+            self._classes = {}
+            for node in _ast_statements(ast.parse(self.model.source_text).body):
+                if isinstance(node, ast.ClassDef):
+                    self._classes.setdefault(node.name, []).append(node)
+        classes = self._classes.get(class_name, [])
+        assigned: dict[str, list[ast.expr | None]] = {}
         if len(classes) != 1:
-            return []
-        unknown = cst.Name("None")
-        values: list[cst.BaseExpression] = []
+            return assigned
         for method in classes[0].body:
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -280,23 +340,33 @@ class _Known:
             parameters = {
                 a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
             }
-            for node in ast.walk(method):
+            for node in _ast_statements(method.body):
                 for target, value in _ast_bindings(node):
-                    if not _binds_ast_attribute(target, attribute):
-                        continue
-                    segment = None
-                    if value is not None and isinstance(target, ast.Attribute):
-                        segment = ast.get_source_segment(self.model.source_text, value)
-                    names = (
-                        {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
-                        if value
-                        else set()
-                    )
-                    if segment is None or names & parameters:
-                        values.append(unknown)
-                    else:
-                        values.append(cst.parse_expression(" ".join(segment.split())))
-        return values
+                    for attribute in _bound_self_attributes(target):
+                        plain = value is not None and isinstance(target, ast.Attribute)
+                        names = (
+                            {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+                            if plain
+                            else set()
+                        )
+                        known = plain and not names & parameters
+                        assigned.setdefault(attribute, []).append(value if known else None)
+        return assigned
+
+
+def _ast_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement in `body`, nested blocks included, and class bodies, but not the
+    bodies of functions (a method's own statements are read through its `body`)."""
+    for statement in body:
+        yield statement
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            yield from _ast_statements(getattr(statement, field, []))
+        for handler in getattr(statement, "handlers", []):
+            yield from _ast_statements(handler.body)
+        for case in getattr(statement, "cases", []):
+            yield from _ast_statements(case.body)
 
 
 def _ast_bindings(node: ast.AST) -> list[tuple[ast.expr, ast.expr | None]]:
@@ -314,15 +384,17 @@ def _ast_bindings(node: ast.AST) -> list[tuple[ast.expr, ast.expr | None]]:
     return []
 
 
-def _binds_ast_attribute(target: ast.expr, attribute: str) -> bool:
+def _bound_self_attributes(target: ast.expr) -> Iterator[str]:
+    """The `x` of every `self.x` a binding target binds."""
     if isinstance(target, (ast.Tuple, ast.List)):
-        return any(_binds_ast_attribute(e, attribute) for e in target.elts)
-    return (
+        for element in target.elts:
+            yield from _bound_self_attributes(element)
+    elif (
         isinstance(target, ast.Attribute)
-        and target.attr == attribute
         and isinstance(target.value, ast.Name)
         and target.value.id == "self"
-    )
+    ):
+        yield target.attr
 
 
 def _combined(kinds: set[str | None]) -> str | None:
@@ -383,18 +455,13 @@ def _enclosing_class(scope: Scope) -> cst.ClassDef | None:
 
 
 def _returns(body: Sequence[cst.CSTNode]) -> Iterator[cst.Return]:
-    for node in body:
-        yield from _returns_under(node)
-
-
-def _returns_under(node: cst.CSTNode) -> Iterator[cst.Return]:
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-        return
-    if isinstance(node, cst.Return):
-        yield node
-        return
-    for child in node.children:
-        yield from _returns_under(child)
+    """The `return` statements of a function body, not those of nested definitions."""
+    for statement in body:
+        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            yield from (small for small in statement.body if isinstance(small, cst.Return))
+        elif not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            for block in child_blocks(statement):
+                yield from _returns(block)
 
 
 def _attribute_assignments(owner: cst.ClassDef, attribute: str) -> Iterator[cst.BaseExpression]:
