@@ -20,6 +20,7 @@ and the break ran while the tape recorded.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -163,8 +164,10 @@ class _Walk:
             return self._attribute(expr)
         if isinstance(expr, cst.Call):
             return self._call(expr)
-        if isinstance(expr, (cst.Lambda, cst.BaseNumber, cst.BaseString, cst.Ellipsis)):
+        if isinstance(expr, (cst.BaseNumber, cst.BaseString, cst.Ellipsis)):
             return Reach.CONST
+        if isinstance(expr, cst.Lambda):
+            return Reach.UNKNOWN  # handed to `tf.map_fn` and the like, it may use the source
         if isinstance(expr, cst.Comparison):
             return self._comparison(expr)
         if isinstance(expr, cst.BinaryOperation):
@@ -201,7 +204,20 @@ class _Walk:
             root = root.value
         if dotted_name(root) in self.watched.source_callables:
             return Reach.UNKNOWN  # `self.kernel`, `model.layers[0].kernel`: maybe a variable
-        return self.reach(attribute.value)
+        reach = self.reach(attribute.value)
+        if reach is Reach.CONST and not self._is_module(root):
+            # State of an object (`self.total`, `config.weight`) may have been set from the
+            # source elsewhere; only a module's attributes (`tf.float32`) are constants.
+            return Reach.UNKNOWN
+        return reach
+
+    def _is_module(self, root: cst.BaseExpression) -> bool:
+        if not isinstance(root, cst.Name):
+            return False
+        defs = self.model.defs_of(root)
+        if defs:
+            return all(d.kind is DefKind.IMPORT for d in defs)
+        return self.model.imports.qualify(root) is not None
 
     def _comparison(self, node: cst.Comparison) -> Reach:
         operands = [self.reach(node.left), *(self.reach(c.comparator) for c in node.comparisons)]
@@ -284,6 +300,15 @@ class _Walk:
                 self.breaks.append(PathBreak(node, kind, self.origin, self.is_model, self.call))
         return Reach.CUT if any(r is not Reach.CONST for r in operands) else Reach.CONST
 
+    def _mutated_container(self, d: Def) -> bool:
+        value = d.value
+        is_container = isinstance(value, _CONTAINERS) or (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Name)
+            and value.func.value in ("list", "dict", "set")
+        )
+        return is_container and bool(_mutation_pattern(d.name).search(self.model.source_text))
+
     def _calls_origin(self, func: cst.BaseExpression) -> bool:
         """A call of the source model, or of a layer or sub-model stored on it."""
         if not self.is_model:
@@ -312,13 +337,11 @@ class _Walk:
         cached = self._reach.get(d)
         if cached is not None:
             return cached
-        if d.scope is not self.scope or d.kind in (
-            DefKind.PARAM,
-            DefKind.DEFINITION,
-            DefKind.IMPORT,
-        ):
+        if d.kind is DefKind.DEFINITION:
+            return Reach.UNKNOWN  # a function passed along may use the source when called
+        if d.scope is not self.scope or d.kind in (DefKind.PARAM, DefKind.IMPORT):
             return Reach.CONST
-        if d.value is None or d.kind is DefKind.OTHER:
+        if d.value is None or d.kind is DefKind.OTHER or self._mutated_container(d):
             return Reach.UNKNOWN
         # A definition that depends on itself (a loop, `x = f(x)`) is not decided on the way.
         self._reach[d] = Reach.UNKNOWN
@@ -329,6 +352,15 @@ class _Walk:
         self._evaluating.pop()
         self._reach[d] = result
         return result
+
+
+_CONTAINERS = (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)
+
+
+def _mutation_pattern(name: str) -> re.Pattern[str]:
+    """`name.append(...)`, `name.update(...)`, `name[key] = ...`: the container's contents
+    are not what its definition shows."""
+    return re.compile(rf"\b{re.escape(name)}\s*(\.\s*\w+\s*\(|\[[^\]\n]*\]\s*=(?!=))")
 
 
 def _is_non_float_dtype(dtype: cst.BaseExpression) -> bool:

@@ -81,6 +81,12 @@ def test_a_cut_path_is_found_at_the_op(inside, expected):
         "    p = model(x)\n    l = tf.reduce_sum(tf.cast(p, tf.float32))\n",
         # an unknown function also sees the model
         "    p = model(x)\n    l = tf.reduce_sum(tf.round(p)) + penalty()\n",
+        # a list filled by `append`: its definition does not show what it holds
+        "    p = model(x)\n    ls = []\n    ls.append(p)\n    l = tf.add_n(ls) + tf.reduce_sum(tf.round(p))\n",
+        # a function handed to a TensorFlow op may use the model
+        "    p = model(x)\n    l = tf.reduce_sum(tf.map_fn(lambda b: model(b), x)) + tf.reduce_sum(tf.round(p))\n",
+        # object state may have been set from the model elsewhere
+        "    p = model(x)\n    l = tf.reduce_sum(tf.round(p)) + agent.aux_loss\n",
         # a cut op outside the recording block does not count here
         "    p = model(x)\n",
     ],
@@ -93,6 +99,9 @@ def test_a_cut_path_is_found_at_the_op(inside, expected):
         "where-branch",
         "float-cast",
         "unknown-call",
+        "appended-list",
+        "lambda",
+        "object-state",
         "outside",
     ],
 )
