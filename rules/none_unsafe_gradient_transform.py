@@ -17,8 +17,9 @@ class NoneUnsafeGradientTransform(Rule):
     Not flagged: a guarded transform (`if g is not None` in the comprehension,
     `None if g is None else ...`, `if g is None: continue`, a check before it that raises or
     logs), `tf.clip_by_global_norm` (it passes `None` through), gradients requested with
-    `unconnected_gradients=tf.UnconnectedGradients.ZERO` (never `None`), and your own helper
-    functions (they may handle `None`). Once the list has gone through such a transform,
+    `unconnected_gradients=tf.UnconnectedGradients.ZERO` (never `None`), your own helper
+    functions (they may handle `None`), and the gradient of a single tensor or variable
+    (iterating over it walks its rows, which are never `None`). Once the list has gone through such a transform,
     TAP401 no longer follows it to `apply_gradients`; this rule covers that step.
 
     ## Why is this bad?

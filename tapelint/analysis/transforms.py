@@ -21,13 +21,14 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tapelint.analysis.expressions import names_in, statements
+from tapelint.analysis.expressions import argument_value, names_in, statements
 from tapelint.analysis.gradients import gradients_of, handles_none
 from tapelint.analysis.model import Def, DefKind, FileModel, FrameKind, TapeCall
 from tapelint.analysis.names import is_tensorflow
 
 _NONE_SAFE = frozenset({"tensorflow.clip_by_global_norm"})
 _ITERATION_WRAPPERS = frozenset({"list", "tuple", "iter", "reversed"})
+_VARIABLE_LISTS = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ def _unguarded(model: FileModel, d: Def) -> Transform | None:
     flow = gradients_of(model, listed, d.scope)
     if flow.opaque or not flow.origins:
         return None
+    if not all(_sources_are_a_list(model, origin) for origin in flow.origins):
+        return None
     if handles_none(model, flow) or _none_tested(model, d):
         return None
     loop = _loop_body(d)
@@ -74,6 +77,35 @@ def _unguarded(model: FileModel, d: Def) -> Transform | None:
         if op is not None:
             return Transform(op, flow.origins[0], d.name)
     return None
+
+
+def _sources_are_a_list(model: FileModel, origin: TapeCall) -> bool:
+    """Whether the gradient call returns a list: its sources are a list or tuple, a model's
+    variables, a sum of lists, or a name bound to one (or a parameter). For one tensor or
+    variable it returns one gradient, and iterating over it walks the tensor's rows."""
+    sources = argument_value(origin.node, 1, "sources")
+    return sources is not None and _is_list(model, sources, 0)
+
+
+def _is_list(model: FileModel, expr: cst.BaseExpression, depth: int) -> bool:
+    if isinstance(expr, (cst.List, cst.Tuple, cst.ListComp)):
+        return True
+    if isinstance(expr, cst.Attribute):
+        return expr.attr.value in _VARIABLE_LISTS
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return _is_list(model, expr.left, depth + 1) or _is_list(model, expr.right, depth + 1)
+    if isinstance(expr, cst.Name) and depth < 4:
+        defs = model.defs_of(expr)
+        return bool(defs) and all(
+            d.kind is DefKind.PARAM
+            or (
+                d.kind is DefKind.ASSIGN
+                and d.value is not None
+                and _is_list(model, d.value, depth + 1)
+            )
+            for d in defs
+        )
+    return False
 
 
 def _iterated_list(

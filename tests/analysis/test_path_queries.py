@@ -290,8 +290,14 @@ def test_attributes_assigned_from_the_same_value_may_alias():
     assert _differ(other[len(HEADER) :]) is True
 
 
-def _transforms(after: str) -> list[str]:
-    model = model_of(HEADER + GRADS + "g = t.gradient(l, vs)\n" + after)
+def _transforms(after: str, sources: str = "vs") -> list[str]:
+    model = model_of(
+        HEADER
+        + "vs = m.trainable_variables\nw = tf.Variable(1.0)\n"
+        + GRADS
+        + f"g = t.gradient(l, {sources})\n"
+        + after
+    )
     return [code(model, t.node) for t in unguarded_transforms(model)]
 
 
@@ -343,3 +349,12 @@ def test_zero_for_unconnected_gradients_is_never_none():
         "c = [a * 2 for a in g]\n"
     )
     assert unguarded_transforms(model) == []
+
+
+@pytest.mark.parametrize(
+    ("sources", "expected"),
+    [("[w]", ["a * 2"]), ("m.trainable_weights + [w]", ["a * 2"]), ("w", []), ("unknown_name", [])],
+    ids=["literal-list", "sum", "one-variable", "unknown"],
+)
+def test_transforms_need_a_list_of_gradients(sources, expected):
+    assert _transforms("c = [a * 2 for a in g]\n", sources) == expected
