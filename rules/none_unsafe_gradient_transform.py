@@ -19,8 +19,9 @@ class NoneUnsafeGradientTransform(Rule):
     logs), `tf.clip_by_global_norm` (it passes `None` through), gradients requested with
     `unconnected_gradients=tf.UnconnectedGradients.ZERO` (never `None`), your own helper
     functions (they may handle `None`), and the gradient of a single tensor or variable
-    (iterating over it walks its rows, which are never `None`). Once the list has gone through such a transform,
-    TAP401 no longer follows it to `apply_gradients`; this rule covers that step.
+    (iterating over it walks its rows, which are never `None`). Once the list has gone
+    through such a transform, TAP401 no longer follows it to `apply_gradients`; this rule
+    covers that step.
 
     ## Why is this bad?
     `tape.gradient` returns `None` for every source the target does not depend on: a frozen
