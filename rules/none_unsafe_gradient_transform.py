@@ -11,8 +11,9 @@ class NoneUnsafeGradientTransform(Rule):
     Checks for an op applied to each gradient of a list that comes straight from
     `tape.gradient`, with no guard against `None`: in a comprehension
     (`[tf.clip_by_norm(g, 5.0) for g in grads]`, `[g * scale for g in grads]`,
-    `[(tf.math.l2_normalize(g), v) for g, v in zip(grads, variables)]`) or in a `for` loop over
-    the gradients. The report is at the op.
+    `[(tf.math.l2_normalize(g), v) for g, v in zip(grads, variables)]`), in a `for` loop over
+    the gradients, or in a lambda mapped over them (`tf.nest.map_structure(lambda g: g / n,
+    grads)`, `map(...)`). The report is at the op.
 
     Not flagged: a guarded transform (`if g is not None` in the comprehension,
     `None if g is None else ...`, `if g is None: continue`, a check before it that raises or

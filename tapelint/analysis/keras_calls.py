@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.dataflow import Watched
-from tapelint.analysis.expressions import child_blocks, statements
+from tapelint.analysis.expressions import calls_in_statement, child_blocks, statements
 from tapelint.analysis.model import (
     Def,
     DefKind,
@@ -129,7 +129,7 @@ def _recorded_calls(
             if not is_recording(use.ctx, tape) or (id(tape), id(use.stmt)) in searched:
                 continue
             searched.add((id(tape), id(use.stmt)))
-            for call in _calls_under(use.stmt):
+            for call in calls_in_statement(use.stmt):
                 root = _root_name(call.func)
                 caller = model.uses_by_node.get(root) if root is not None else None
                 if caller is not None and is_recording(caller.ctx, tape):
@@ -152,43 +152,6 @@ def _is_trained(func: cst.BaseExpression, trained: frozenset[str]) -> bool:
     if dotted_name(func) in trained:
         return True
     return isinstance(func, cst.Attribute) and dotted_name(func.value) in trained
-
-
-def _calls_under(statement: cst.CSTNode) -> Iterator[cst.Call]:
-    """Calls in a statement, or in a compound statement's header (its body's statements are
-    searched on their own), not descending into nested definitions. Common nodes are
-    taken apart by their fields: libcst's generic `children` is slow."""
-    pending: list[cst.CSTNode] = _header(statement)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, cst.Call):
-            yield node
-            pending.append(node.func)
-            pending.extend(arg.value for arg in node.args)
-        elif isinstance(node, cst.Attribute):
-            pending.append(node.value)
-        elif isinstance(node, cst.BinaryOperation):
-            pending += (node.left, node.right)
-        elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Expr, cst.Return)):
-            if node.value is not None:
-                pending.append(node.value)
-        elif not isinstance(
-            node,
-            (cst.Name, cst.BaseNumber, cst.BaseString, cst.FunctionDef, cst.ClassDef, cst.Lambda),
-        ):
-            pending.extend(node.children)
-
-
-def _header(statement: cst.CSTNode) -> list[cst.CSTNode]:
-    if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-        return list(statement.body)
-    if isinstance(statement, (cst.If, cst.While)):
-        return [statement.test]
-    if isinstance(statement, cst.For):
-        return [statement.iter]
-    if isinstance(statement, cst.With):
-        return [item.item for item in statement.items]
-    return []
 
 
 def _passes_training(call: cst.Call) -> bool:

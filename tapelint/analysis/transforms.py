@@ -2,11 +2,13 @@
 
 A transform is an op applied to each gradient of a list that comes straight from
 `tape.gradient` (through the paths `gradients.gradients_of` follows): in a comprehension
-(`[tf.clip_by_norm(g, 1.0) for g in grads]`) or a `for` loop over the list (also over
-`zip(grads, variables)` or `enumerate(grads)`). The op is arithmetic on the gradient
-(`g * scale`) or a TensorFlow / Keras call that takes it (`tf.clip_by_norm(g, c)`,
-`tf.math.l2_normalize(g)`); both raise on None. A call of a function TensorFlow does not
-define, building a tuple `(g, v)`, or `tf.clip_by_global_norm` (None-safe) is not one.
+(`[tf.clip_by_norm(g, 1.0) for g in grads]`), a `for` loop over the list (also over
+`zip(grads, variables)` or `enumerate(grads)`), or a lambda mapped over it
+(`tf.nest.map_structure(lambda g: g / n, grads)`, which calls it with None too, or `map`).
+The op is arithmetic on the gradient (`g * scale`) or a TensorFlow / Keras call that takes
+it (`tf.clip_by_norm(g, c)`, `tf.math.l2_normalize(g)`); both raise on None. A call of a
+function TensorFlow does not define, building a tuple `(g, v)`, or `tf.clip_by_global_norm`
+(None-safe) is not one.
 
 Guarded means: the gradients come from `unconnected_gradients=ZERO` (never None), a None test
 on the gradients or on the loop variable exists (`if g is not None`, `None if g is None else
@@ -21,12 +23,18 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tapelint.analysis.expressions import argument_value, names_in, statements
+from tapelint.analysis.expressions import (
+    argument_value,
+    calls_in_statement,
+    names_in,
+    statements,
+)
 from tapelint.analysis.gradients import gradients_of, handles_none
-from tapelint.analysis.model import Def, DefKind, FileModel, FrameKind, TapeCall
+from tapelint.analysis.model import Def, DefKind, FileModel, FrameKind, Scope, TapeCall
 from tapelint.analysis.names import is_tensorflow
 
 _NONE_SAFE = frozenset({"tensorflow.clip_by_global_norm"})
+_MAPPERS = frozenset({"tensorflow.nest.map_structure"})
 _ITERATION_WRAPPERS = frozenset({"list", "tuple", "iter", "reversed"})
 _VARIABLE_LISTS = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})
 
@@ -46,7 +54,64 @@ def unguarded_transforms(model: FileModel) -> list[Transform]:
                 transform = _unguarded(model, d)
                 if transform is not None:
                     found.append(transform)
+    found += _unguarded_maps(model)
     return found
+
+
+def _unguarded_maps(model: FileModel) -> list[Transform]:
+    """`tf.nest.map_structure(lambda g: g * s, grads)` and `map(lambda g: ..., grads)`: the
+    function is called with each gradient, None included. Only statements that read a name
+    bound to a gradient call's result are searched."""
+    gradient_defs = {
+        d for call in model.gradient_calls for d in model.defs_by_stmt.get(call.stmt, [])
+    }
+    if not gradient_defs:
+        return []
+    lambdas = {scope.node: scope for scope in model.scopes if isinstance(scope.node, cst.Lambda)}
+    found: list[Transform] = []
+    searched: set[int] = set()
+    for use in list(model.uses_by_node.values()):
+        if use.stmt is None or id(use.stmt) in searched or not use.defs & gradient_defs:
+            continue
+        searched.add(id(use.stmt))
+        for call in calls_in_statement(use.stmt):
+            transform = _unguarded_map(model, call, use.scope, lambdas)
+            if transform is not None:
+                found.append(transform)
+    return found
+
+
+def _unguarded_map(
+    model: FileModel, call: cst.Call, scope: Scope, lambdas: dict[cst.CSTNode, Scope]
+) -> Transform | None:
+    func = call.func
+    builtin_map = isinstance(func, cst.Name) and func.value == "map" and not model.defs_of(func)
+    if not builtin_map and model.imports.qualify(func) not in _MAPPERS:
+        return None
+    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+    if len(positional) < 2 or not isinstance(positional[0], cst.Lambda):
+        return None
+    function = positional[0]
+    parameters = function.params.params
+    lambda_scope = lambdas.get(function)
+    if lambda_scope is None or len(parameters) < len(positional) - 1:
+        return None
+    for parameter, structure in zip(parameters, positional[1:], strict=False):
+        flow = gradients_of(model, structure, scope)
+        if flow.opaque or not flow.origins or handles_none(model, flow):
+            continue
+        if not all(_sources_are_a_list(model, origin) for origin in flow.origins):
+            continue
+        defs = model.scope_defs[lambda_scope].get(parameter.name.value, [])
+        if len(defs) != 1 or _none_tested(model, defs[0]):
+            continue
+        tests = list(_tests_in(function.body))
+        if any(defs[0] in model.defs_of(name) for test in tests for name in names_in(test)):
+            continue
+        op = _first_op_on(model, function.body, defs[0])
+        if op is not None:
+            return Transform(op, flow.origins[0], parameter.name.value)
+    return None
 
 
 def _unguarded(model: FileModel, d: Def) -> Transform | None:

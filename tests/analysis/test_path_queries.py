@@ -358,3 +358,18 @@ def test_zero_for_unconnected_gradients_is_never_none():
 )
 def test_transforms_need_a_list_of_gradients(sources, expected):
     assert _transforms("c = [a * 2 for a in g]\n", sources) == expected
+
+
+@pytest.mark.parametrize(
+    ("after", "expected"),
+    [
+        ("c = tf.nest.map_structure(lambda a: a * 2, g)\n", ["a * 2"]),
+        ("c = list(map(lambda a: tf.clip_by_norm(a, 1.0), g))\n", ["tf.clip_by_norm(a, 1.0)"]),
+        ("c = tf.nest.map_structure(lambda a: None if a is None else a * 2, g)\n", []),
+        ("c = tf.nest.map_structure(lambda v, a: v * 2, vs, g)\n", []),
+        ("c = tf.nest.map_structure(scale, g)\n", []),
+    ],
+    ids=["map-structure", "builtin-map", "guarded", "other-parameter", "named-function"],
+)
+def test_mapped_transforms(after, expected):
+    assert _transforms(after) == expected
