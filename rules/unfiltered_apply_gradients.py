@@ -20,6 +20,10 @@ class UnfilteredApplyGradients(Rule):
     gradients (a comprehension or a loop), an explicit check that raises or logs, or
     `unconnected_gradients=tf.UnconnectedGradients.ZERO` on the gradient call.
 
+    Gradients that go through a per-gradient comprehension or loop
+    (`[tf.clip_by_norm(g, 1.0) for g in grads]`) are not followed: TAP403 reports such a
+    transform when it has no None guard, at the transform, where a None gradient raises.
+
     ## Why is this bad?
     A variable the loss does not reach gets a `None` gradient: a frozen branch, an unused
     head, a wiring mistake. Keras optimizers then drop it with a warning or fail when all are

@@ -27,7 +27,11 @@ CATALOGUE = {
     "TAP203": ("gradient-wrt-all-variables", Severity.WARNING),
     "TAP204": ("watch-keras-variables", Severity.ERROR),
     "TAP301": ("numpy-in-differentiable-path", Severity.ERROR),
+    "TAP302": ("non-differentiable-op-in-path", Severity.ERROR),
+    "TAP303": ("missing-training-flag", Severity.WARNING),
     "TAP401": ("unfiltered-apply-gradients", Severity.WARNING),
+    "TAP402": ("gradient-variable-mismatch", Severity.ERROR),
+    "TAP403": ("none-unsafe-gradient-transform", Severity.ERROR),
 }
 
 # Rules whose RULES.md default is `preview`: they run only when selected.

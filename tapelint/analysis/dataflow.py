@@ -43,10 +43,13 @@ class Watched:
         self.names: set[str] = set()  # dotted names: `w`, `self.kernel`
         self.callables: set[str] = set()  # dotted names of models/layers: `model`, `self`
         self._derived: dict[Def, bool] = {}
-        self._methods = _methods_of_enclosing_class(model, call)
+        self.methods = _methods_of_enclosing_class(model, call)
         sources = argument_value(call.node, 1, "sources")
         if sources is not None:
             self._add_sources(sources, set())
+        # What the gradient is taken with respect to (not what else the tape watches).
+        self.source_names = frozenset(self.names)
+        self.source_callables = frozenset(self.callables)
         for other in model.calls_on(call.tape):
             if other.method == "watch":
                 watched = argument_value(other.node, 0, "tensor")
@@ -114,7 +117,7 @@ class Watched:
         owner = dotted_name(func.value)
         if owner not in self.callables:
             return False
-        return not (owner == "self" and func.attr.value in self._methods)
+        return not (owner == "self" and func.attr.value in self.methods)
 
     def _def_derives(self, d: Def) -> bool:
         cached = self._derived.get(d)

@@ -138,3 +138,40 @@ def child_blocks(stmt: cst.CSTNode) -> list[Sequence[cst.CSTNode]]:
 def statements(suite: cst.BaseSuite) -> Sequence[cst.CSTNode]:
     """A suite's statements; a one-line suite (`if x: return`) counts as one statement."""
     return suite.body if isinstance(suite, cst.IndentedBlock) else (suite,)
+
+
+def calls_in_statement(statement: cst.CSTNode) -> Iterator[cst.Call]:
+    """Calls in a statement, or in a compound statement's header (its body's statements are
+    searched on their own), not descending into nested definitions. Common nodes are
+    taken apart by their fields: libcst's generic `children` is slow."""
+    pending: list[cst.CSTNode] = _statement_header(statement)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Call):
+            yield node
+            pending.append(node.func)
+            pending.extend(arg.value for arg in node.args)
+        elif isinstance(node, cst.Attribute):
+            pending.append(node.value)
+        elif isinstance(node, cst.BinaryOperation):
+            pending += (node.left, node.right)
+        elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Expr, cst.Return)):
+            if node.value is not None:
+                pending.append(node.value)
+        elif not isinstance(
+            node,
+            (cst.Name, cst.BaseNumber, cst.BaseString, cst.FunctionDef, cst.ClassDef, cst.Lambda),
+        ):
+            pending.extend(node.children)
+
+
+def _statement_header(statement: cst.CSTNode) -> list[cst.CSTNode]:
+    if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return list(statement.body)
+    if isinstance(statement, (cst.If, cst.While)):
+        return [statement.test]
+    if isinstance(statement, cst.For):
+        return [statement.iter]
+    if isinstance(statement, cst.With):
+        return [item.item for item in statement.items]
+    return []

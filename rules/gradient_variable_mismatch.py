@@ -1,0 +1,69 @@
+from collections.abc import Iterator
+
+from tapelint.analysis import FileModel
+from tapelint.analysis.expressions import argument_value
+from tapelint.analysis.gradients import applied_pairing, gradients_of
+from tapelint.analysis.identity import variable_lists_differ
+from tapelint.diagnostics import Severity
+from tapelint.rule import Finding, Rule, source_of
+
+
+class GradientVariableMismatch(Rule):
+    """## What it does
+    Checks that `optimizer.apply_gradients(zip(grads, variables))` (or Keras 3's
+    `optimizer.apply(grads, variables)`) pairs the gradients with the variables they were
+    computed for: the `sources` of the `tape.gradient` call that produced them.
+
+    Reported only when the two are certainly different: different models' variables
+    (`generator` and `discriminator`, `self.actor` and `self.critic`), different literal lists
+    (`[w, b]` and `[b, w]`), or a name rebound to another model's variables in between. The
+    same expression, or the same name bound to the same list, is fine; anything the analysis
+    cannot pin down (a list returned by a function, a parameter holding the variables, a name
+    bound on several paths) is not reported.
+
+    ## Why is this bad?
+    The optimizer updates each variable with the gradient it is paired with. With the wrong
+    list, one model is updated with the other's gradients: a shape error when the shapes
+    differ, and silently wrong training when they happen to match (a GAN whose discriminator
+    takes the generator's steps).
+
+    ## Example
+    ```python
+    g_grads = g_tape.gradient(g_loss, generator.trainable_variables)
+    g_opt.apply_gradients(zip(g_grads, discriminator.trainable_variables))
+    ```
+
+    Use instead:
+    ```python
+    g_grads = g_tape.gradient(g_loss, generator.trainable_variables)
+    g_opt.apply_gradients(zip(g_grads, generator.trainable_variables))
+    ```
+    """
+
+    code = "TAP402"
+    name = "gradient-variable-mismatch"
+    severity = Severity.ERROR
+
+    def check(self, model: FileModel) -> Iterator[Finding]:
+        for apply in model.apply_calls:
+            pairing = applied_pairing(model, apply)
+            if pairing is None:
+                continue
+            flow = gradients_of(model, pairing.gradients, apply.scope, elementwise=True)
+            origins = {origin.node: origin for origin in flow.origins}
+            if flow.opaque or len(origins) != 1:
+                continue
+            (origin,) = origins.values()
+            sources = argument_value(origin.node, 1, "sources")
+            if sources is None or not variable_lists_differ(model, sources, pairing.variables):
+                continue
+            tape = origin.tape.name or "tape"
+            computed_for = source_of(model, sources)
+            applied_to = f"`{source_of(model, pairing.variables)}`"
+            if applied_to == f"`{computed_for}`":
+                applied_to += " (rebound to other variables in between)"
+            yield Finding(
+                apply.node,
+                f"gradients computed for `{computed_for}` by `{tape}.gradient` are applied to "
+                f"{applied_to}; pair them with the variables they were computed for",
+            )

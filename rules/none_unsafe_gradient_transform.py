@@ -1,0 +1,67 @@
+from collections.abc import Iterator
+
+from tapelint.analysis import FileModel
+from tapelint.analysis.transforms import unguarded_transforms
+from tapelint.diagnostics import Severity
+from tapelint.rule import Finding, Rule, source_of
+
+
+class NoneUnsafeGradientTransform(Rule):
+    """## What it does
+    Checks for an op applied to each gradient of a list that comes straight from
+    `tape.gradient`, with no guard against `None`: in a comprehension
+    (`[tf.clip_by_norm(g, 5.0) for g in grads]`, `[g * scale for g in grads]`,
+    `[(tf.math.l2_normalize(g), v) for g, v in zip(grads, variables)]`), in a `for` loop over
+    the gradients, or in a lambda mapped over them (`tf.nest.map_structure(lambda g: g / n,
+    grads)`, `map(...)`). The report is at the op.
+
+    Not flagged: a guarded transform (`if g is not None` in the comprehension,
+    `None if g is None else ...`, `if g is None: continue`, a check before it that raises or
+    logs), `tf.clip_by_global_norm` (it passes `None` through), gradients requested with
+    `unconnected_gradients=tf.UnconnectedGradients.ZERO` (never `None`), your own helper
+    functions (they may handle `None`), and the gradient of a single tensor or variable
+    (iterating over it walks its rows, which are never `None`). Once the list has gone
+    through such a transform, TAP401 no longer follows it to `apply_gradients`; this rule
+    covers that step.
+
+    ## Why is this bad?
+    `tape.gradient` returns `None` for every source the target does not depend on: a frozen
+    branch, an unused head, a variable created but not yet used. `tf.clip_by_norm(None, c)`
+    raises `ValueError` and `None * scale` raises `TypeError`, so the step crashes as soon as
+    one variable gets no gradient, often far from the code that disconnected it.
+
+    ## Example
+    ```python
+    grads = tape.gradient(loss, model.trainable_variables)
+    grads = [tf.clip_by_norm(g, 5.0) for g in grads]
+    ```
+
+    Use instead:
+    ```python
+    grads = tape.gradient(loss, model.trainable_variables)
+    grads = [None if g is None else tf.clip_by_norm(g, 5.0) for g in grads]
+    ```
+    or clip by the global norm, which skips `None`:
+    ```python
+    grads, _ = tf.clip_by_global_norm(grads, 5.0)
+    ```
+    """
+
+    code = "TAP403"
+    name = "none-unsafe-gradient-transform"
+    severity = Severity.ERROR
+
+    def check(self, model: FileModel) -> Iterator[Finding]:
+        reported = set()
+        for transform in unguarded_transforms(model):
+            if transform.node in reported:
+                continue
+            reported.add(transform.node)
+            tape = transform.origin.tape.name or "tape"
+            g = transform.variable
+            yield Finding(
+                transform.node,
+                f"`{source_of(model, transform.node)}` runs on each gradient from "
+                f"`{tape}.gradient` and raises when one is None; guard it "
+                f"(`None if {g} is None else ...`) or filter out None gradients first",
+            )

@@ -1,0 +1,370 @@
+"""Whether a gradient target keeps a differentiable path to what it is differentiated for.
+
+For each source of a gradient call (a watched name such as `w`, or a model whose variables
+are the sources, with its sub-models), the target's computation is walked backwards through
+the tape's scope and classified:
+
+- DIFF: some path from the source to the target runs through differentiable ops only;
+- CUT: the target depends on the source, but every path goes through an op without a
+  gradient (`argmax`, `round`, a comparison, a cast to an integer or bool, `tf.where` with
+  constant branches, `stop_gradient`): the gradient is None (zeros for `sign`);
+- CONST: the target does not depend on the source at all;
+- UNKNOWN: something the analysis cannot see may connect them (a call of a function it
+  does not know with no differentiable argument, an attribute of the model, a cycle).
+
+A non-differentiable op that only masks or weights a differentiable term
+(`mask * loss`, `tf.where(p > 0, a, b)`) leaves the target DIFF, so it is never reported.
+The ops where a DIFF operand becomes CUT ("breaks") are reported, when the whole target is CUT
+and the break ran while the tape recorded.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import IntEnum
+
+import libcst as cst
+
+from tapelint.analysis.dataflow import Watched
+from tapelint.analysis.expressions import argument_value
+from tapelint.analysis.model import Def, DefKind, FileModel, TapeCall, is_recording
+from tapelint.analysis.names import dotted_name, is_tensorflow
+
+
+class Reach(IntEnum):
+    """Ordered so that combining operands is `max`: one DIFF operand makes the result DIFF."""
+
+    CONST = 0
+    CUT = 1
+    UNKNOWN = 2
+    DIFF = 3
+
+
+@dataclass(frozen=True)
+class PathBreak:
+    node: cst.CSTNode  # the op without a gradient
+    kind: str  # a key of `BREAK_REASONS`
+    source: str  # what the gradient is taken for: `w`, or `model` for its variables
+    source_is_model: bool
+    call: TapeCall
+
+
+BREAK_REASONS = {
+    "index": "returns indices, which have no gradient",
+    "step": "is piecewise constant, which has no gradient",
+    "comparison": "returns booleans, which have no gradient",
+    "cast": "casts to an integer or bool dtype, which has no gradient",
+    "where": "selects between constants, which have no gradient",
+    "stop_gradient": "blocks the gradient",
+}
+
+_INDEX_OPS = frozenset(
+    f"{module}.{op}"
+    for module in ("tensorflow", "tensorflow.math", "keras.ops", "keras.backend")
+    for op in ("argmax", "argmin")
+)
+_STEP_OPS = frozenset(
+    f"{module}.{op}"
+    for module in ("tensorflow", "tensorflow.math", "keras.ops", "keras.backend")
+    for op in ("round", "rint", "sign", "floor", "ceil", "floordiv")
+)
+_COMPARISON_OPS = frozenset(
+    f"{module}.{op}"
+    for module in ("tensorflow", "tensorflow.math", "keras.ops", "keras.backend")
+    for op in (
+        "equal",
+        "not_equal",
+        "greater",
+        "greater_equal",
+        "less",
+        "less_equal",
+        "is_nan",
+        "is_inf",
+        "is_finite",
+    )
+)
+_CAST_OPS = frozenset(
+    {
+        "tensorflow.cast",
+        "tensorflow.dtypes.cast",
+        "tensorflow.saturate_cast",
+        "tensorflow.dtypes.saturate_cast",
+        "keras.ops.cast",
+        "keras.backend.cast",
+    }
+)
+_STOP_OPS = frozenset(
+    {"tensorflow.stop_gradient", "keras.ops.stop_gradient", "keras.backend.stop_gradient"}
+)
+_WHERE_OPS = frozenset({"tensorflow.where", "keras.ops.where"})
+_METADATA_OPS = frozenset(
+    {
+        "tensorflow.shape",
+        "tensorflow.size",
+        "tensorflow.rank",
+        "tensorflow.shape_n",
+        "keras.ops.shape",
+    }
+)
+_NON_FLOAT_DTYPES = frozenset(
+    {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"}
+)
+_METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "name", "device", "get_shape"})
+_CONSTANT_BUILTINS = frozenset({"len", "isinstance", "type", "id", "range", "print"})
+_PASSING_BUILTINS = frozenset({"abs", "sum", "min", "max", "list", "tuple", "zip", "reversed"})
+_PURE_CALLABLE_MODULES = ("keras.losses.", "keras.metrics.")
+_NUMERIC_COMPARISONS = (
+    cst.LessThan,
+    cst.GreaterThan,
+    cst.LessThanEqual,
+    cst.GreaterThanEqual,
+    cst.Equal,
+    cst.NotEqual,
+)
+
+
+def path_breaks(model: FileModel, call: TapeCall) -> list[PathBreak]:
+    """The ops that cut every path from one of `call`'s sources to its target."""
+    target = argument_value(call.node, 0, "target")
+    if target is None:
+        return []
+    watched = Watched(model, call)
+    origins = [(name, False) for name in sorted(watched.source_names)]
+    origins += [(owner, True) for owner in sorted(watched.source_callables)]
+    found: list[PathBreak] = []
+    for origin, is_model in origins:
+        walk = _Walk(model, call, watched, origin, is_model)
+        if walk.reach(target) is Reach.CUT:
+            found += walk.breaks
+    return found
+
+
+class _Walk:
+    """Classifies expressions of the tape's scope with respect to one source."""
+
+    def __init__(
+        self, model: FileModel, call: TapeCall, watched: Watched, origin: str, is_model: bool
+    ) -> None:
+        self.model = model
+        self.call = call
+        self.watched = watched
+        self.origin = origin
+        self.is_model = is_model
+        self.scope = call.tape.scope
+        self.breaks: list[PathBreak] = []
+        self._reach: dict[Def, Reach] = {}
+        self._evaluating: list[Def] = []
+
+    # ------------------------------------------------------------------ expressions
+    def reach(self, expr: cst.CSTNode) -> Reach:
+        if isinstance(expr, cst.Name):
+            return self._name(expr)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute(expr)
+        if isinstance(expr, cst.Call):
+            return self._call(expr)
+        if isinstance(expr, (cst.BaseNumber, cst.BaseString, cst.Ellipsis)):
+            return Reach.CONST
+        if isinstance(expr, cst.Lambda):
+            return Reach.UNKNOWN  # handed to `tf.map_fn` and the like, it may use the source
+        if isinstance(expr, cst.Comparison):
+            return self._comparison(expr)
+        if isinstance(expr, cst.BinaryOperation):
+            operands = [self.reach(expr.left), self.reach(expr.right)]
+            if isinstance(expr.operator, cst.FloorDivide):
+                return self._cut(expr, "step", operands)
+            return max(operands)
+        if isinstance(expr, cst.UnaryOperation):
+            inner = self.reach(expr.expression)
+            return min(inner, Reach.CUT) if isinstance(expr.operator, cst.Not) else inner
+        if isinstance(expr, cst.Subscript):
+            index = max((self.reach(e.slice) for e in expr.slice), default=Reach.CONST)
+            return max(self.reach(expr.value), min(index, Reach.CUT))
+        if isinstance(expr, cst.IfExp):
+            return max(self.reach(expr.body), self.reach(expr.orelse))
+        if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            return self._comprehension(expr)
+        return max((self.reach(child) for child in expr.children), default=Reach.CONST)
+
+    def _name(self, name: cst.Name) -> Reach:
+        if name.value == self.origin:
+            # A watched tensor; a model passed along as a value may be used anywhere.
+            return Reach.UNKNOWN if self.is_model else Reach.DIFF
+        return max((self._definition(d) for d in self.model.defs_of(name)), default=Reach.CONST)
+
+    def _attribute(self, attribute: cst.Attribute) -> Reach:
+        if attribute.attr.value in _METADATA_ATTRIBUTES:
+            return Reach.CONST
+        dotted = dotted_name(attribute)
+        if dotted is not None and not self.is_model and dotted == self.origin:
+            return Reach.DIFF
+        root = attribute.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if dotted_name(root) in self.watched.source_callables:
+            return Reach.UNKNOWN  # `self.kernel`, `model.layers[0].kernel`: maybe a variable
+        reach = self.reach(attribute.value)
+        if reach is Reach.CONST and not self._is_module(root):
+            # State of an object (`self.total`, `config.weight`) may have been set from the
+            # source elsewhere; only a module's attributes (`tf.float32`) are constants.
+            return Reach.UNKNOWN
+        return reach
+
+    def _is_module(self, root: cst.BaseExpression) -> bool:
+        if not isinstance(root, cst.Name):
+            return False
+        defs = self.model.defs_of(root)
+        if defs:
+            return all(d.kind is DefKind.IMPORT for d in defs)
+        return self.model.imports.qualify(root) is not None
+
+    def _comparison(self, node: cst.Comparison) -> Reach:
+        operands = [self.reach(node.left), *(self.reach(c.comparator) for c in node.comparisons)]
+        if all(isinstance(c.operator, _NUMERIC_COMPARISONS) for c in node.comparisons):
+            return self._cut(node, "comparison", operands)
+        return min(max(operands), Reach.CUT)
+
+    def _comprehension(
+        self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp
+    ) -> Reach:
+        parts = [node.key, node.value] if isinstance(node, cst.DictComp) else [node.elt]
+        return max(self.reach(part) for part in parts)
+
+    def _call(self, call: cst.Call) -> Reach:
+        func = call.func
+        if self._calls_origin(func):
+            return Reach.DIFF
+        arguments = [arg.value for arg in call.args]
+        qualified = self.model.imports.qualify(func)
+        if qualified is not None and (is_tensorflow(qualified) or qualified.startswith("keras.")):
+            return self._tensorflow_call(call, qualified, arguments)
+        if isinstance(func, cst.Name) and not self.model.defs_of(func):
+            if func.value in _CONSTANT_BUILTINS:
+                return Reach.CONST
+            if func.value in _PASSING_BUILTINS:
+                return max((self.reach(a) for a in arguments), default=Reach.CONST)
+        if self._is_pure_callable(func):
+            return max((self.reach(a) for a in arguments), default=Reach.CONST)
+        # A function or object this analysis does not know: it may use the source itself.
+        operands = [self.reach(a) for a in arguments]
+        if isinstance(func, cst.Attribute):
+            operands.append(self.reach(func.value))
+        return Reach.DIFF if Reach.DIFF in operands else Reach.UNKNOWN
+
+    def _tensorflow_call(
+        self, call: cst.Call, qualified: str, arguments: list[cst.BaseExpression]
+    ) -> Reach:
+        if qualified in _METADATA_OPS:
+            return Reach.CONST
+        if qualified in _WHERE_OPS:
+            return self._where(call)
+        if qualified in _CAST_OPS:
+            value = argument_value(call, 0, "x")
+            dtype = argument_value(call, 1, "dtype")
+            operand = self.reach(value) if value is not None else Reach.CONST
+            if dtype is not None and _is_non_float_dtype(dtype):
+                return self._cut(call, "cast", [operand])
+            return operand
+        operands = [self.reach(a) for a in arguments]
+        if isinstance(call.func, cst.Call):  # `tf.keras.layers.Dense(4)(x)`
+            operands.append(self.reach(call.func))
+        for kind, ops in (
+            ("index", _INDEX_OPS),
+            ("step", _STEP_OPS),
+            ("comparison", _COMPARISON_OPS),
+            ("stop_gradient", _STOP_OPS),
+        ):
+            if qualified in ops:
+                return self._cut(call, kind, operands)
+        return max(operands, default=Reach.CONST)
+
+    def _where(self, call: cst.Call) -> Reach:
+        condition = argument_value(call, 0, "condition")
+        chosen = [argument_value(call, 1, "x"), argument_value(call, 2, "y")]
+        test = self.reach(condition) if condition is not None else Reach.CONST
+        if any(branch is None for branch in chosen):  # `tf.where(c)`: indices
+            return self._cut(call, "index", [test])
+        values = max(self.reach(branch) for branch in chosen if branch is not None)
+        if values is Reach.DIFF:
+            return Reach.DIFF
+        if test is Reach.DIFF:
+            return self._cut(call, "where", [test])
+        return max(values, min(test, Reach.CUT))
+
+    def _cut(self, node: cst.CSTNode, kind: str, operands: list[Reach]) -> Reach:
+        """An op without a gradient: what flows in stops here."""
+        if Reach.DIFF in operands:
+            evaluating = self._evaluating[-1] if self._evaluating else None
+            if evaluating is not None and is_recording(evaluating.ctx, self.call.tape):
+                self.breaks.append(PathBreak(node, kind, self.origin, self.is_model, self.call))
+        return Reach.CUT if any(r is not Reach.CONST for r in operands) else Reach.CONST
+
+    def _mutated_container(self, d: Def) -> bool:
+        value = d.value
+        is_container = isinstance(value, _CONTAINERS) or (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Name)
+            and value.func.value in ("list", "dict", "set")
+        )
+        return is_container and bool(_mutation_pattern(d.name).search(self.model.source_text))
+
+    def _calls_origin(self, func: cst.BaseExpression) -> bool:
+        """A call of the source model, or of a layer or sub-model stored on it."""
+        if not self.is_model:
+            return False
+        if dotted_name(func) == self.origin:
+            return True
+        if not isinstance(func, cst.Attribute) or dotted_name(func.value) != self.origin:
+            return False
+        return not (self.origin == "self" and func.attr.value in self.watched.methods)
+
+    def _is_pure_callable(self, func: cst.BaseExpression) -> bool:
+        """A Keras loss or metric object (`bce = tf.keras.losses.BinaryCrossentropy()`):
+        a function of its arguments only."""
+        if not isinstance(func, cst.Name):
+            return False
+        defs = self.model.defs_of(func)
+        return bool(defs) and all(
+            d.kind is DefKind.ASSIGN
+            and isinstance(d.value, cst.Call)
+            and (self.model.imports.qualify(d.value.func) or "").startswith(_PURE_CALLABLE_MODULES)
+            for d in defs
+        )
+
+    # ------------------------------------------------------------------ definitions
+    def _definition(self, d: Def) -> Reach:
+        cached = self._reach.get(d)
+        if cached is not None:
+            return cached
+        if d.kind is DefKind.DEFINITION:
+            return Reach.UNKNOWN  # a function passed along may use the source when called
+        if d.scope is not self.scope or d.kind in (DefKind.PARAM, DefKind.IMPORT):
+            return Reach.CONST
+        if d.value is None or d.kind is DefKind.OTHER or self._mutated_container(d):
+            return Reach.UNKNOWN
+        # A definition that depends on itself (a loop, `x = f(x)`) is not decided on the way.
+        self._reach[d] = Reach.UNKNOWN
+        self._evaluating.append(d)
+        result = self.reach(d.value)
+        if d.kind is DefKind.AUG:
+            result = max(result, self.reach(d.target))
+        self._evaluating.pop()
+        self._reach[d] = result
+        return result
+
+
+_CONTAINERS = (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)
+
+
+def _mutation_pattern(name: str) -> re.Pattern[str]:
+    """`name.append(...)`, `name.update(...)`, `name[key] = ...`: the container's contents
+    are not what its definition shows."""
+    return re.compile(rf"\b{re.escape(name)}\s*(\.\s*\w+\s*\(|\[[^\]\n]*\]\s*=(?!=))")
+
+
+def _is_non_float_dtype(dtype: cst.BaseExpression) -> bool:
+    if isinstance(dtype, cst.SimpleString):
+        return dtype.evaluated_value in _NON_FLOAT_DTYPES
+    dotted = dotted_name(dtype)
+    return dotted is not None and dotted.rsplit(".", 1)[-1] in _NON_FLOAT_DTYPES
