@@ -56,6 +56,7 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     trigger_lines = _lines_mentioning(text, (*triggers, *_import_aliases(text, triggers)))
     prose = _docstring_lines(tree)
     trigger_lines = [line for line in trigger_lines if line not in prose]
+    trigger_lines = _with_callers(text, tree, trigger_lines, prose)
     candidates: list[tuple[str, int, int]] = []
     for node in tree.body:
         if not isinstance(node, _DEFINITIONS):
@@ -85,6 +86,36 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     if not dropped:
         return SparseSource(text, ((1, 1),))
     return _without(text, dropped)
+
+
+def _with_callers(
+    text: str, tree: ast.Module, trigger_lines: list[int], prose: set[int]
+) -> list[int]:
+    """`trigger_lines` plus the lines that call, by name, a top-level function or a method
+    that mentions a trigger: the loop that runs a training step (`for batch in ds:
+    train_step(batch)`, `self.train_step(...)`) matters as much as the step. One level
+    only; dunder methods are left out (`super().__init__` is everywhere)."""
+    names: set[str] = set()
+    for node in tree.body:
+        members = node.body if isinstance(node, ast.ClassDef) else ()
+        for definition in (node, *members):
+            if (
+                isinstance(definition, _DEFINITIONS)
+                and not definition.name.startswith("__")
+                and _any_between(trigger_lines, *_span(definition))
+            ):
+                names.add(definition.name)
+    if not names:
+        return trigger_lines
+    pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+    lines = set(trigger_lines)
+    line, last = 1, 0
+    for match in pattern.finditer(text):
+        line += text.count("\n", last, match.start())
+        last = match.start()
+        if line not in prose and "#" not in text[text.rfind("\n", 0, last) + 1 : last]:
+            lines.add(line)
+    return sorted(lines)
 
 
 def _docstring_lines(tree: ast.Module) -> set[int]:

@@ -21,6 +21,8 @@ CATALOGUE = {
     "TAP103": ("persistent-tape-not-released", Severity.WARNING),
     "TAP301": ("numpy-in-differentiable-path", Severity.ERROR),
     "TAP401": ("unfiltered-apply-gradients", Severity.WARNING),
+    "TAP501": ("tf-function-retracing", Severity.WARNING),
+    "TAP502": ("state-created-in-step", Severity.ERROR),
 }
 
 RULES = list(all_rules())

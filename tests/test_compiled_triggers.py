@@ -1,0 +1,109 @@
+"""TAP501/TAP502 need code that never mentions a tape: the prefilter and the slicer keep it,
+and still skip what cannot matter."""
+
+from __future__ import annotations
+
+import textwrap
+
+from tapelint.engine import Linter
+from tapelint.registry import rule_by_code_or_name
+from tapelint.source import SparseSource, mentions, relevant_source
+
+COMPILED = [rule_by_code_or_name("TAP501"), rule_by_code_or_name("TAP502")]
+LINTER = Linter(COMPILED)
+
+# No tape anywhere; the loop that passes the counter is in a function nothing here calls
+# (a library module: the caller lives in another file).
+LIBRARY = textwrap.dedent(
+    """\
+    import tensorflow as tf
+
+
+    def unrelated(path):
+        return open(path).read()
+
+
+    @tf.function
+    def evaluate(x, epoch):
+        return tf.reduce_mean(x)
+
+
+    def run(ds, epochs):
+        for epoch in range(epochs):
+            for x in ds:
+                evaluate(x, epoch)
+
+
+    class Agent:
+        @tf.function
+        def act(self, obs, step):
+            return obs
+
+        def describe(self):
+            # calls act() somewhere else
+            return "agent"
+
+        def rollout(self, env):
+            for step in range(100):
+                self.act(env.obs, step)
+    """
+)
+
+
+def test_a_file_without_any_trigger_is_never_parsed():
+    source = "import tensorflow as tf\nx = tf.constant(1)\nfor i in range(3):\n    f(x, i)\n"
+    assert not mentions(source, LINTER.triggers)
+
+
+def test_loops_calling_a_compiled_step_are_kept_when_nothing_refers_to_them():
+    sparse = relevant_source(LIBRARY, LINTER.triggers)
+    assert isinstance(sparse, SparseSource)
+    assert "def run(" in sparse.text and "def rollout(" in sparse.text
+    assert "def unrelated(" not in sparse.text
+    # a mention in a comment does not keep a method
+    assert "def describe(" not in sparse.text
+
+
+def test_counters_in_those_loops_are_reported_at_their_lines():
+    found = [(d.code, d.start.line) for d in LINTER.check_text(LIBRARY, "lib.py")]
+    lines = LIBRARY.split("\n")
+    assert found == [
+        ("TAP501", next(i for i, t in enumerate(lines, 1) if t.strip() == "evaluate(x, epoch)")),
+        ("TAP501", next(i for i, t in enumerate(lines, 1) if "self.act(" in t)),
+    ]
+
+
+def test_from_import_of_function_is_a_trigger():
+    source = textwrap.dedent(
+        """\
+        from tensorflow import function as compiled
+
+
+        @compiled
+        def step(x, n):
+            return x
+
+
+        for n in range(3):
+            step(1.0, n)
+        """
+    )
+    assert [d.code for d in LINTER.check_text(source, "alias.py")] == ["TAP501"]
+
+
+def test_state_in_a_loop_that_applies_gradients_is_found_without_a_tape_in_the_file():
+    source = textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+
+        def fit(model, batches, grad_fn):
+            for x, y in batches:
+                optimizer = tf.keras.optimizers.Adam()
+                grads = grad_fn(model, x, y)
+                optimizer.apply_gradients(
+                    [(g, v) for g, v in zip(grads, model.trainable_variables) if g is not None]
+                )
+        """
+    )
+    assert [(d.code, d.start.line) for d in LINTER.check_text(source, "fit.py")] == [("TAP502", 6)]
