@@ -27,7 +27,7 @@ from enum import Enum
 
 import libcst as cst
 
-from tapelint.analysis.model import CallSite, Context, Def, DefKind, FileModel, Scope
+from tapelint.analysis.model import CallSite, Context, Def, DefKind, FileModel, FrameKind, Scope
 from tapelint.analysis.steps import (
     StepIndex,
     has_input_signature,
@@ -157,8 +157,8 @@ class _LoopRegion:
         return site.scope is self.scope and self.loop in loop_nodes(site.ctx)
 
     def repeats(self, site: CallSite) -> bool:
-        loops = loop_nodes(site.ctx)
-        return loops.index(self.loop) < len(loops) - 1
+        repeating = _repeating(site.ctx)
+        return repeating.index(self.loop) < len(repeating) - 1
 
     def binds(self, d: Def) -> bool:
         return d.scope is self.scope and self.loop in loop_nodes(d.ctx)
@@ -174,10 +174,16 @@ class _FunctionRegion:
         return site.scope is self.scope
 
     def repeats(self, site: CallSite) -> bool:
-        return innermost_loop(site.ctx) is not None
+        return bool(_repeating(site.ctx))
 
     def binds(self, d: Def) -> bool:
         return d.scope is self.scope
+
+
+def _repeating(ctx: Context) -> list[cst.CSTNode]:
+    """The loops and comprehensions a point runs in, outermost first."""
+    kinds = (FrameKind.LOOP, FrameKind.COMPREHENSION)
+    return [frame.node for frame in ctx if frame.kind in kinds]
 
 
 def _depends_on_region(

@@ -24,7 +24,7 @@ there; and a model that receives weights right after it is built (`set_weights`,
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -113,6 +113,21 @@ class StateInStep:
 
 
 def state_created_per_step(model: FileModel, index: StepIndex) -> Iterator[StateInStep]:
+    """Each constructor run per step; layers built in the arguments of a model built per
+    step (`Sequential([Dense(...)])`) are part of that one finding."""
+    found = list(_per_step(model, index))
+    nested = {inner for state in found for inner in _calls_inside(state.node.args)}
+    yield from (state for state in found if state.node not in nested)
+
+
+def _calls_inside(nodes: Sequence[cst.CSTNode]) -> Iterator[cst.Call]:
+    for node in nodes:
+        if isinstance(node, cst.Call):
+            yield node
+        yield from _calls_inside(node.children)
+
+
+def _per_step(model: FileModel, index: StepIndex) -> Iterator[StateInStep]:
     constructors = _Constructors(model)
     for site in model.calls:
         kind = constructors.kind(site)
