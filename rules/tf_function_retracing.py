@@ -11,9 +11,9 @@ class TfFunctionRetracing(Rule):
     """## What it does
     Checks for a `tf.function` that is traced again at every step. That is one created
     inside a loop or inside a function that is called in a loop, and then called right
-    there; or one called in a loop with a Python number, string or list that changes every iteration (the
-    loop variable of `for epoch in range(...)`, the index of `enumerate`, a counter
-    incremented in the loop, or arithmetic and f-strings of these).
+    there; or one called in a loop with a Python number, string or list that changes every
+    iteration (the loop variable of `for epoch in range(...)`, the index of `enumerate`, a
+    counter incremented in the loop, or arithmetic and f-strings of these).
 
     Not reported: a `tf.function` defined once and called with tensors or with
     `tf.constant(epoch)`; one with an `input_signature`; one created per model (or per trial)
