@@ -19,6 +19,7 @@ Everything else is unknown, and unknown never makes a loop a training loop.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -34,7 +35,7 @@ from tapelint.analysis.model import (
     FrameKind,
     Scope,
 )
-from tapelint.analysis.names import is_tf_function
+from tapelint.analysis.names import dotted_name, is_tf_function
 
 _STEP_METHODS = frozenset({"apply_gradients"})
 
@@ -155,7 +156,12 @@ class StepIndex:
                 found.extend(resolved)
             return found or None
         method = self._method_called_on_self(site)
-        return [method] if method is not None else None
+        if method is not None:
+            return [method]
+        compiled = self._compiled_attribute(site)
+        if compiled is not None and compiled.function is not None:
+            return [compiled.function]
+        return None
 
     def calls_of(self, d: Def) -> list[CallSite]:
         """Calls whose callee is a plain name that `d` may be bound to."""
@@ -181,7 +187,7 @@ class StepIndex:
             return self._compiled_bound_to(func)
         method = self._method_called_on_self(site)
         if method is None:
-            return None
+            return self._compiled_attribute(site)
         decorator = tf_function_decorator(self.model, method)
         if decorator is None:
             return None
@@ -245,8 +251,8 @@ class StepIndex:
             if d.kind is DefKind.DEFINITION and isinstance(d.stmt, cst.FunctionDef)
         ]
 
-    def _method_called_on_self(self, site: CallSite) -> cst.FunctionDef | None:
-        """`self.name(...)` inside a method: the method `name` of the same class."""
+    def _self_member(self, site: CallSite) -> tuple[cst.ClassDef, str] | None:
+        """For `self.name(...)` inside a method: the method's class and `name`."""
         func = site.node.func
         if not (
             isinstance(func, cst.Attribute)
@@ -254,16 +260,42 @@ class StepIndex:
             and func.value.value == "self"
         ):
             return None
-        scope = site.scope
-        while scope is not None and not isinstance(scope.node, cst.FunctionDef):
-            scope = scope.parent
-        owner = scope.parent if scope is not None else None
-        if owner is None or not isinstance(owner.node, cst.ClassDef):
+        owner = _enclosing_class(site.scope)
+        return (owner, func.attr.value) if owner is not None else None
+
+    def _method_called_on_self(self, site: CallSite) -> cst.FunctionDef | None:
+        """`self.name(...)` inside a method: the method `name` of the same class."""
+        member = self._self_member(site)
+        return _method_of(*member) if member is not None else None
+
+    def _compiled_attribute(self, site: CallSite) -> CompiledFunction | None:
+        """`self.name(...)` where the class assigns `self.name = tf.function(...)` once, and
+        nothing else to `self.name` anywhere in the file."""
+        member = self._self_member(site)
+        if member is None:
             return None
-        for stmt in owner.node.body.body:
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == func.attr.value:
-                return stmt
-        return None
+        owner, attribute = member
+        found = [
+            creation
+            for creation in self.model.calls
+            if wrapped_function(creation) is not None
+            and _enclosing_class(creation.scope) is owner
+            and _assigns_self_attribute(creation, attribute)
+        ]
+        assignments = re.findall(
+            rf"\bself\.{re.escape(attribute)}\s*(?:[-+*/@%&|^]|//|\*\*|<<|>>)?=(?!=)",
+            self.model.source_text,
+        )
+        if len(found) != 1 or len(assignments) != 1:
+            return None
+        wrapped = wrapped_function(found[0])
+        function = None
+        if isinstance(wrapped, cst.Attribute) and dotted_name(wrapped.value) == "self":
+            function = _method_of(owner, wrapped.attr.value)
+        elif isinstance(wrapped, cst.Name):
+            functions = self._functions_named(wrapped)
+            function = functions[0] if len(functions) == 1 else None
+        return CompiledFunction(found[0].node, found[0].node, function, None)
 
     # ------------------------------------------------------------------ loops
     def runs_step_directly(self, site: CallSite) -> bool:
@@ -328,3 +360,29 @@ def _always_runs(stmt: cst.CSTNode, owner: cst.Try | cst.TryStar) -> bool:
     if owner.finalbody is not None:
         blocks.append(statements(owner.finalbody.body))
     return any(stmt is member for block in blocks for member in block)
+
+
+def _enclosing_class(scope: Scope | None) -> cst.ClassDef | None:
+    """The class of the method that `scope` is (or is a lambda inside), if any."""
+    while scope is not None and not isinstance(scope.node, cst.FunctionDef):
+        scope = scope.parent
+    owner = scope.parent if scope is not None else None
+    return owner.node if owner is not None and isinstance(owner.node, cst.ClassDef) else None
+
+
+def _method_of(owner: cst.ClassDef, name: str) -> cst.FunctionDef | None:
+    for stmt in statements(owner.body):
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
+            return stmt
+    return None
+
+
+def _assigns_self_attribute(site: CallSite, attribute: str) -> bool:
+    """Whether the call's statement is `self.<attribute> = <the call>`."""
+    stmt = site.stmt
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return False
+    assign = stmt.body[0]
+    if not isinstance(assign, cst.Assign) or assign.value is not site.node:
+        return False
+    return [dotted_name(t.target) for t in assign.targets] == [f"self.{attribute}"]

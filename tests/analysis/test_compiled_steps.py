@@ -407,3 +407,31 @@ def test_state_in_a_step_function_called_in_a_loop_is_found():
         ("tf.keras.optimizers.Adam()", StateKind.OPTIMIZER, Where.STEP)
     ]
     assert _state(step + "train_step(x, y)\n") == []
+
+
+def test_tf_function_assigned_to_an_attribute_is_followed():
+    source = (
+        "class T:\n    def __init__(self):\n        self.step = tf.function(self._step)\n"
+        "    def _step(self, x, e):\n        with tf.GradientTape() as tape:\n"
+        "            loss = f(x)\n        return tape.gradient(loss, vs)\n"
+        "    def fit(self, ds):\n        for e in range(3):\n            self.step(x, e)\n"
+    )
+    assert _counters(source) == [("self.step(x, e)", "e")]
+    model = model_of(_dedent(source))
+    (call,) = [s for s in model.calls if code(model, s.node) == "self.step(x, e)"]
+    assert [f.name.value for f in StepIndex(model).callees(call)] == ["_step"]
+    # rebound elsewhere: which function runs is no longer known
+    rebound = source + "    def eager(self):\n        self.step = self._step\n"
+    assert _counters(rebound) == []
+
+
+def test_layers_in_the_arguments_of_a_model_built_per_step_are_one_finding():
+    found = _state(
+        TRAINING_LOOP.format(
+            inside="    model = tf.keras.Sequential([tf.keras.layers.Dense(4), "
+            "tf.keras.layers.Dense(1)])\n"
+        )
+    )
+    assert [c for c, _, _ in found] == [
+        "tf.keras.Sequential([tf.keras.layers.Dense(4), tf.keras.layers.Dense(1)])"
+    ]
