@@ -87,6 +87,6 @@ class StateCreatedInStep(Rule):
                 message = (
                     f"{created} each time the training step `{state.function}` runs (it is "
                     f"called in a loop), so {_LOST[state.kind]} at each step; create it once "
-                    "outside the step and pass it in"
+                    "outside the step (before the loop, or in `__init__`) and reuse it"
                 )
             yield Finding(state.node, message)

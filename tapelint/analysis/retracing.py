@@ -12,9 +12,10 @@ values), while `tf.constant(counter)` or an `input_signature` traces once.
 Precision: a creation is reported only when the new object is called in the same iteration
 (or the same call of the per-step function) where it was made, and either compiles nothing
 that changes with the iteration (so it could be created once, before), or is called only
-once per creation (a compiled function used once is never worth its trace). A function
-compiled anew for each of several models, and then run over a whole dataset, is the
-legitimate look-alike and stays silent. Python values are followed only when they certainly
+once per creation in a training step (a compiled step used once is never worth its trace).
+A function compiled anew for each of several models and then run over a whole dataset, or
+compiled afresh by graph-building code that iterates to a fixed point, is a legitimate
+look-alike and stays silent. Python values are followed only when they certainly
 are Python numbers or strings: loop counters of `range(...)` / `enumerate(...)`, counters
 incremented in the loop, and arithmetic, f-strings, `int()`/`float()`/`str()` of those.
 """
@@ -71,20 +72,25 @@ def creations_per_step(model: FileModel, index: StepIndex) -> Iterator[PerStepCr
             continue  # created while an enclosing graph is traced: once per outer trace
         loop = innermost_loop(creation.ctx)
         if loop is not None:
-            region = _LoopRegion(creation.scope, loop.node)
+            region: _LoopRegion | _FunctionRegion = _LoopRegion(creation.scope, loop.node)
             per_call_of = None
+            per_step = index.is_training_loop(loop.node, creation.scope)
         else:
             owner = creation.scope.node
             if not isinstance(owner, cst.FunctionDef) or index.called_in_loop(owner) is None:
                 continue
             region = _FunctionRegion(creation.scope)
             per_call_of = owner.name.value
+            per_step = index.is_step(owner)
         calls = [site for site in _calls_of(creation, index) if region.contains(site)]
         if not calls:
             continue  # stored, returned or passed on: what happens to it is unknown
-        reused = any(region.repeats(site) for site in calls)
-        if reused and _depends_on_region(model, index, creation, region):
-            continue  # a function per model (or per trial), each run many times
+        if _depends_on_region(model, index, creation, region) and (
+            not per_step or any(region.repeats(site) for site in calls)
+        ):
+            # It compiles something new each time: legitimate for a function per model
+            # (or per trial) run many times, or for graph-building code outside training.
+            continue
         name = creation.definition.name if creation.definition is not None else None
         yield PerStepCreation(creation.node, name, per_call_of)
 

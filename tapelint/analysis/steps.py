@@ -264,9 +264,34 @@ class StepIndex:
         return (owner, func.attr.value) if owner is not None else None
 
     def _method_called_on_self(self, site: CallSite) -> cst.FunctionDef | None:
-        """`self.name(...)` inside a method: the method `name` of the same class."""
-        member = self._self_member(site)
+        """`self.name(...)` inside a method: the method `name` of the same class; and
+        `agent.name(...)` where every binding of `agent` is an instance of one class of
+        this file (`agent = Agent(env)`)."""
+        member = self._self_member(site) or self._instance_member(site)
         return _method_of(*member) if member is not None else None
+
+    def _instance_member(self, site: CallSite) -> tuple[cst.ClassDef, str] | None:
+        func = site.node.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+            return None
+        classes: set[cst.ClassDef] = set()
+        for d in self.model.defs_of(func.value):
+            value = d.value
+            if d.kind is not DefKind.ASSIGN or d.unpack_index or not isinstance(value, cst.Call):
+                return None
+            if not isinstance(value.func, cst.Name):
+                return None
+            found = [
+                c.stmt
+                for c in self.model.defs_of(value.func)
+                if c.kind is DefKind.DEFINITION and isinstance(c.stmt, cst.ClassDef)
+            ]
+            if len(found) != 1:
+                return None
+            classes.add(found[0])
+        if len(classes) != 1:
+            return None
+        return next(iter(classes)), func.attr.value
 
     def _compiled_attribute(self, site: CallSite) -> CompiledFunction | None:
         """`self.name(...)` where the class assigns `self.name = tf.function(...)` once, and

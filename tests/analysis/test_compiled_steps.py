@@ -242,9 +242,11 @@ def test_function_created_in_the_loop_that_calls_it_is_found():
     ) == [("tf.function(plain)", None)]
 
 
-def test_decorated_definition_in_a_loop_called_once_is_found():
+def test_decorated_step_in_a_loop_called_once_is_found():
     assert _creations(
-        "for x in ds:\n    @tf.function\n    def step():\n        return model(x)\n    step()\n"
+        "for x in ds:\n    @tf.function\n    def step():\n"
+        "        with tf.GradientTape() as tape:\n            loss = model(x)\n"
+        "        return tape.gradient(loss, vs)\n    step()\n"
     ) == [("tf.function", None)]
 
 
@@ -274,6 +276,10 @@ def test_function_created_by_a_function_called_per_step_is_found():
         # created while an enclosing tf.function is traced
         "@tf.function\ndef outer(x):\n    for i in range(3):\n        x = tf.function(plain)(x)\n"
         "    return x\n",
+        # graph building: a closure over this round's converter, outside any training step
+        "def convert(converter, xs):\n    @tf.function\n    def f(*args):\n"
+        "        return converter(args)\n    return f(*xs)\n"
+        "while not done:\n    out = convert(Converter(), xs)\n",
         # a function that creates and calls it, called only once
         "def main():\n    return tf.function(plain)(1)\nmain()\n",
     ],
@@ -284,6 +290,7 @@ def test_function_created_by_a_function_called_per_step_is_found():
         "stored",
         "factory",
         "traced",
+        "graph-building",
         "called-once",
     ],
 )
@@ -435,3 +442,18 @@ def test_layers_in_the_arguments_of_a_model_built_per_step_are_one_finding():
     assert [c for c, _, _ in found] == [
         "tf.keras.Sequential([tf.keras.layers.Dense(4), tf.keras.layers.Dense(1)])"
     ]
+
+
+def test_methods_called_on_an_instance_of_a_class_of_the_file_are_followed():
+    source = (
+        "class Agent:\n    def learn(self, x):\n        opt = tf.keras.optimizers.Adam()\n"
+        "        with tf.GradientTape() as tape:\n            loss = f(x)\n"
+        "        opt.apply_gradients(g(tape, loss))\n"
+        "    @tf.function\n    def act(self, x, t):\n        return x\n"
+        "agent = Agent()\nfor t in range(10):\n    agent.act(x, t)\n    agent.learn(x)\n"
+    )
+    assert _counters(source) == [("agent.act(x, t)", "t")]
+    assert [(c, w) for c, _, w in _state(source)] == [("tf.keras.optimizers.Adam()", Where.STEP)]
+    # an instance of something else (or of two classes) is not followed
+    unknown = source.replace("agent = Agent()", "agent = make_agent()")
+    assert _counters(unknown) == [] and _state(unknown) == []
