@@ -64,7 +64,7 @@ class StateCreatedInStep(Rule):
     code = "TAP502"
     name = "state-created-in-step"
     severity = Severity.ERROR
-    triggers = ("GradientTape", ".function", "apply_gradients")
+    triggers = ("GradientTape", "tf.function", "tensorflow.function", "apply_gradients")
 
     def check(self, model: FileModel) -> Iterator[Finding]:
         index = StepIndex(model)

@@ -61,7 +61,7 @@ class TfFunctionRetracing(Rule):
     code = "TAP501"
     name = "tf-function-retracing"
     severity = Severity.WARNING
-    triggers = (".function", "import function")
+    triggers = ("tf.function", "tensorflow.function")
 
     def check(self, model: FileModel) -> Iterator[Finding]:
         index = StepIndex(model)

@@ -7,7 +7,7 @@ import textwrap
 
 from tapelint.engine import Linter
 from tapelint.registry import rule_by_code_or_name
-from tapelint.source import SparseSource, mentions, relevant_source
+from tapelint.source import SparseSource, _import_aliases, mentions, relevant_source
 
 COMPILED = [rule_by_code_or_name("TAP501"), rule_by_code_or_name("TAP502")]
 LINTER = Linter(COMPILED)
@@ -73,15 +73,18 @@ def test_counters_in_those_loops_are_reported_at_their_lines():
     ]
 
 
-def test_from_import_of_function_is_a_trigger():
+def test_tf_function_imported_from_tensorflow_is_recognised_in_a_file_that_is_read():
     source = textwrap.dedent(
         """\
+        from tensorflow import GradientTape
         from tensorflow import function as compiled
 
 
         @compiled
         def step(x, n):
-            return x
+            with GradientTape() as tape:
+                y = x * x
+            return tape.gradient(y, x)
 
 
         for n in range(3):
@@ -89,6 +92,36 @@ def test_from_import_of_function_is_a_trigger():
         """
     )
     assert [d.code for d in LINTER.check_text(source, "alias.py")] == ["TAP501"]
+
+
+def test_mentions_in_strings_comments_and_docstrings_keep_nothing():
+    source = textwrap.dedent(
+        '''\
+        import tensorflow as tf
+
+
+        def build(fn):
+            """Wrap `fn` like tf.function would."""
+            if not callable(fn):
+                raise TypeError("expected a tf.function or a callable, it's " + repr(fn))
+            return fn  # not a tf.function
+
+
+        @tf.function
+        def step(x):
+            return x
+        '''
+    )
+    sparse = relevant_source(source, LINTER.triggers)
+    assert "def step" in sparse.text and "def build" not in sparse.text
+    only_prose = '"""Helpers that work inside tf.function."""\nimport os\n\nPATH = os.sep\n'
+    assert relevant_source(only_prose, LINTER.triggers).text == ""
+
+
+def test_import_aliases_need_a_word_boundary():
+    source = "from tensorflow import GradientTape as GT\nx = MyGradientTape as Other\n"
+    assert _import_aliases(source, ("GradientTape",)) == ("GT",)
+    assert _import_aliases("x = GradientTape  as  Tape\n", ("GradientTape",)) == ("Tape",)
 
 
 def test_state_in_a_loop_that_applies_gradients_is_found_without_a_tape_in_the_file():

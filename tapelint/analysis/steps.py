@@ -98,6 +98,10 @@ class StepIndex:
     _step_scopes: set[Scope] = field(default_factory=set)
     _calls_of_function: dict[cst.FunctionDef, list[CallSite]] | None = None
     _training_loops_of: dict[Scope, set[cst.CSTNode]] = field(default_factory=dict)
+    # (class, attribute) -> the `self.attribute = tf.function(...)` calls in its methods
+    _attribute_creations: dict[tuple[cst.ClassDef, str], list[CallSite]] = field(
+        default_factory=dict
+    )
 
     def __post_init__(self) -> None:
         model = self.model
@@ -112,6 +116,10 @@ class StepIndex:
             if isinstance(wrapped, cst.Name):
                 for function in self._functions_named(wrapped):
                     self._wrapped_by.setdefault(function, []).append(site)
+            attribute = _self_attribute_assigned(site) if wrapped is not None else None
+            owner = _enclosing_class(site.scope) if attribute is not None else None
+            if attribute is not None and owner is not None:
+                self._attribute_creations.setdefault((owner, attribute), []).append(site)
         for tape in model.tapes:
             if innermost_loop(tape.ctx) is None:
                 self._step_scopes.add(tape.scope)
@@ -300,18 +308,14 @@ class StepIndex:
         if member is None:
             return None
         owner, attribute = member
-        found = [
-            creation
-            for creation in self.model.calls
-            if wrapped_function(creation) is not None
-            and _enclosing_class(creation.scope) is owner
-            and _assigns_self_attribute(creation, attribute)
-        ]
+        found = self._attribute_creations.get((owner, attribute), [])
+        if len(found) != 1:
+            return None
         assignments = re.findall(
             rf"\bself\.{re.escape(attribute)}\s*(?:[-+*/@%&|^]|//|\*\*|<<|>>)?=(?!=)",
             self.model.source_text,
         )
-        if len(found) != 1 or len(assignments) != 1:
+        if len(assignments) != 1:
             return None
         wrapped = wrapped_function(found[0])
         function = None
@@ -402,12 +406,15 @@ def _method_of(owner: cst.ClassDef, name: str) -> cst.FunctionDef | None:
     return None
 
 
-def _assigns_self_attribute(site: CallSite, attribute: str) -> bool:
-    """Whether the call's statement is `self.<attribute> = <the call>`."""
+def _self_attribute_assigned(site: CallSite) -> str | None:
+    """`name` when the call's statement is `self.name = <the call>`."""
     stmt = site.stmt
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
-        return False
+        return None
     assign = stmt.body[0]
     if not isinstance(assign, cst.Assign) or assign.value is not site.node:
-        return False
-    return [dotted_name(t.target) for t in assign.targets] == [f"self.{attribute}"]
+        return None
+    targets = [dotted_name(t.target) or "" for t in assign.targets]
+    if len(targets) != 1 or not targets[0].startswith("self.") or targets[0].count(".") != 1:
+        return None
+    return targets[0].removeprefix("self.")
