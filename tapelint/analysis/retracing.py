@@ -28,6 +28,7 @@ from enum import Enum
 
 import libcst as cst
 
+from tapelint.analysis.expressions import names_in
 from tapelint.analysis.model import CallSite, Context, Def, DefKind, FileModel, FrameKind, Scope
 from tapelint.analysis.steps import (
     StepIndex,
@@ -59,6 +60,7 @@ class CounterArgument:
 @dataclass(frozen=True)
 class _Creation:
     node: cst.CSTNode
+    options: cst.CSTNode  # the decorator expression or the call, with its arguments
     definition: Def | None  # the name bound to the new function object
     ctx: Context
     scope: Scope
@@ -130,7 +132,15 @@ def _creations(model: FileModel) -> Iterator[_Creation]:
             None,
         )
         if name_def is not None:
-            yield _Creation(decorator.decorator, name_def, name_def.ctx, name_def.scope, node, None)
+            yield _Creation(
+                decorator.decorator,
+                decorator.decorator,
+                name_def,
+                name_def.ctx,
+                name_def.scope,
+                node,
+                None,
+            )
     for site in model.calls:
         wrapped = wrapped_function(site)
         if wrapped is None:
@@ -143,7 +153,7 @@ def _creations(model: FileModel) -> Iterator[_Creation]:
             ),
             None,
         )
-        yield _Creation(site.node, bound, site.ctx, site.scope, None, wrapped)
+        yield _Creation(site.node, site.node, bound, site.ctx, site.scope, None, wrapped)
 
 
 def _calls_of(creation: _Creation, index: StepIndex) -> list[CallSite]:
@@ -196,7 +206,15 @@ def _depends_on_region(
     model: FileModel, index: StepIndex, creation: _Creation, region: _LoopRegion | _FunctionRegion
 ) -> bool:
     """Whether what the new function compiles changes from one iteration (or call) to the
-    next: it wraps something bound there, or its body reads a name bound there."""
+    next: it wraps something bound there, its body reads a name bound there, or its options
+    do (`tf.function(step, jit_compile=flag)` for each `flag`)."""
+    options = creation.options
+    if isinstance(options, cst.Call):
+        for arg in options.args:
+            if arg.value is creation.wrapped:
+                continue
+            if any(region.binds(d) for n in names_in(arg.value) for d in model.defs_of(n)):
+                return True
     if creation.function is not None:
         return _reads_region(model, index, creation.function, region)
     wrapped = creation.wrapped

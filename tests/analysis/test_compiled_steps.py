@@ -268,6 +268,10 @@ def test_function_created_by_a_function_called_per_step_is_found():
         # a closure over the model of this fold, run many times
         "for fold in range(3):\n    m = build()\n    @tf.function\n    def f(x):\n"
         "        return m(x)\n    for x in ds:\n        f(x)\n",
+        # one compiled variant per option value, each tried once
+        "for jit in (True, False):\n    f = tf.function(plain, jit_compile=jit)\n    f(1)\n",
+        "for jit in (True, False):\n    @tf.function(jit_compile=jit)\n    def f(x):\n"
+        "        return x\n    f(1)\n",
         # stored, never called here
         "fs = {}\nfor name in names:\n    fs[name] = tf.function(plain)\n",
         # a factory: returns the function, called once per fold
@@ -287,6 +291,8 @@ def test_function_created_by_a_function_called_per_step_is_found():
         "before-loop",
         "per-model",
         "per-fold-closure",
+        "per-option",
+        "per-option-decorator",
         "stored",
         "factory",
         "traced",
