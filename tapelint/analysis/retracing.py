@@ -30,11 +30,13 @@ import libcst as cst
 
 from tapelint.analysis.expressions import names_in
 from tapelint.analysis.model import CallSite, Context, Def, DefKind, FileModel, FrameKind, Scope
+from tapelint.analysis.names import dotted_name
 from tapelint.analysis.steps import (
     StepIndex,
     has_input_signature,
     innermost_loop,
     loop_nodes,
+    self_attribute_assigned,
     tf_function_decorator,
     wrapped_function,
 )
@@ -66,6 +68,7 @@ class _Creation:
     scope: Scope
     function: cst.FunctionDef | None  # a decorated definition
     wrapped: cst.BaseExpression | None  # what `tf.function(...)` compiles
+    attribute: str | None = None  # stored as `self.<attribute>`
 
 
 def creations_per_step(model: FileModel, index: StepIndex) -> Iterator[PerStepCreation]:
@@ -84,7 +87,7 @@ def creations_per_step(model: FileModel, index: StepIndex) -> Iterator[PerStepCr
             region = _FunctionRegion(creation.scope)
             per_call_of = owner.name.value
             per_step = index.is_step(owner)
-        calls = [site for site in _calls_of(creation, index) if region.contains(site)]
+        calls = [site for site in _calls_of(model, creation, index) if region.contains(site)]
         if not calls:
             continue  # stored, returned or passed on: what happens to it is unknown
         if _depends_on_region(model, index, creation, region) and (
@@ -94,6 +97,8 @@ def creations_per_step(model: FileModel, index: StepIndex) -> Iterator[PerStepCr
             # (or per trial) run many times, or for graph-building code outside training.
             continue
         name = creation.definition.name if creation.definition is not None else None
+        if name is None and creation.attribute is not None:
+            name = f"self.{creation.attribute}"
         yield PerStepCreation(creation.node, name, per_call_of)
 
 
@@ -153,13 +158,31 @@ def _creations(model: FileModel) -> Iterator[_Creation]:
             ),
             None,
         )
-        yield _Creation(site.node, site.node, bound, site.ctx, site.scope, None, wrapped)
+        yield _Creation(
+            site.node,
+            site.node,
+            bound,
+            site.ctx,
+            site.scope,
+            None,
+            wrapped,
+            self_attribute_assigned(site),
+        )
 
 
-def _calls_of(creation: _Creation, index: StepIndex) -> list[CallSite]:
+def _calls_of(model: FileModel, creation: _Creation, index: StepIndex) -> list[CallSite]:
+    """Calls of the new function: directly, through the name it is bound to, or through
+    `self.name` when it is stored there (`self.step = tf.function(self._step)`)."""
     calls = list(index.calls_with_callee(creation.node))
     if creation.definition is not None:
         calls.extend(index.calls_of(creation.definition))
+    elif creation.attribute is not None:
+        target = f"self.{creation.attribute}"
+        calls.extend(
+            site
+            for site in model.calls
+            if site.scope is creation.scope and dotted_name(site.node.func) == target
+        )
     return calls
 
 

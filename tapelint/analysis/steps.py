@@ -116,7 +116,7 @@ class StepIndex:
             if isinstance(wrapped, cst.Name):
                 for function in self._functions_named(wrapped):
                     self._wrapped_by.setdefault(function, []).append(site)
-            attribute = _self_attribute_assigned(site) if wrapped is not None else None
+            attribute = self_attribute_assigned(site) if wrapped is not None else None
             owner = _enclosing_class(site.scope) if attribute is not None else None
             if attribute is not None and owner is not None:
                 self._attribute_creations.setdefault((owner, attribute), []).append(site)
@@ -406,7 +406,7 @@ def _method_of(owner: cst.ClassDef, name: str) -> cst.FunctionDef | None:
     return None
 
 
-def _self_attribute_assigned(site: CallSite) -> str | None:
+def self_attribute_assigned(site: CallSite) -> str | None:
     """`name` when the call's statement is `self.name = <the call>`."""
     stmt = site.stmt
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:

@@ -463,3 +463,12 @@ def test_methods_called_on_an_instance_of_a_class_of_the_file_are_followed():
     # an instance of something else (or of two classes) is not followed
     unknown = source.replace("agent = Agent()", "agent = make_agent()")
     assert _counters(unknown) == [] and _state(unknown) == []
+
+
+def test_function_stored_on_self_in_the_epoch_loop_is_found():
+    assert _creations(
+        "class T:\n    def _step(self, x):\n        return x\n"
+        "    def fit(self, ds):\n        for epoch in range(3):\n"
+        "            self.step = tf.function(self._step)\n"
+        "            for x in ds:\n                self.step(x)\n"
+    ) == [("tf.function(self._step)", None)]
