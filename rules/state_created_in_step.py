@@ -28,10 +28,12 @@ class StateCreatedInStep(Rule):
     Not reported: state created once outside the loop or step, in `__init__` or `build`, or
     under a condition such as the lazy-initialisation guard `if self.v is None:` (the
     documented way to create variables in a `tf.function`); loops that build models rather
-    than train them (a list of layers in model construction, one model per fold or trial,
-    an epoch loop around the batch loop); in eager loops, a `tf.Variable` (often a
-    deliberate fresh value, such as an adversarial perturbation) and a model that receives
-    another's weights right away (`set_weights`: a copy, as in meta-learning).
+    than train them (a list of layers in model construction); an outer loop around the loop
+    that runs the steps, since one model and optimizer per fold or trial is right (an
+    optimizer rebuilt per epoch is a mistake this rule cannot tell apart from that, and it
+    stays silent too); in eager loops, a `tf.Variable` (often a deliberate fresh value, such
+    as an adversarial perturbation) and a model that receives another's weights right away
+    (`set_weights`: a copy, as in meta-learning).
 
     ## Why is this bad?
     State built per step starts over each step: an optimizer forgets its moments and step
