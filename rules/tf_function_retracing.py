@@ -1,5 +1,7 @@
 from collections.abc import Iterator
 
+import libcst as cst
+
 from tapelint.analysis import FileModel
 from tapelint.analysis.retracing import counter_arguments, creations_per_step
 from tapelint.analysis.steps import StepIndex
@@ -85,10 +87,14 @@ class TfFunctionRetracing(Rule):
                 if value == argument.counter
                 else f"changes with `{argument.counter}` every iteration"
             )
+            tensor = (
+                f"`tf.constant({value})`"
+                if isinstance(argument.argument, cst.Name)
+                else "wrap it in `tf.constant(...)`"
+            )
             yield Finding(
                 argument.call,
                 f"`{source_of(model, argument.call.func)}` is a `tf.function` called with "
                 f"`{value}`, a Python value that {changes}, so each new value traces it "
-                f"again; pass a tensor (`tf.constant({argument.counter})`) or give it an "
-                "`input_signature`",
+                f"again; pass a tensor ({tensor}) or give it an `input_signature`",
             )

@@ -94,20 +94,24 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
 def _with_callers(
     text: str, tree: ast.Module, trigger_lines: list[int], prose: set[int]
 ) -> list[int]:
-    """`trigger_lines` plus the lines that call, by name, a top-level function or a method
-    that mentions a trigger: the loop that runs a training step (`for batch in ds:
-    train_step(batch)`, `self.train_step(...)`) matters as much as the step. One level
-    only; dunder methods are left out (`super().__init__` is everywhere)."""
+    """`trigger_lines` plus the lines that use, by name, what mentions a trigger: a
+    top-level function or a method, a module-level name assigned on a trigger line
+    (`train_step = tf.function(train_step)`), or an attribute a method assigns on one
+    (`self.step = tf.function(self._step)`). The loop that runs a training step
+    (`for batch in ds: train_step(batch)`, `self.step(...)`) matters as much as the step.
+    One level only; dunder names are left out (`super().__init__` is everywhere)."""
     names: set[str] = set()
     for node in tree.body:
         members = node.body if isinstance(node, ast.ClassDef) else ()
         for definition in (node, *members):
-            if (
-                isinstance(definition, _DEFINITIONS)
-                and not definition.name.startswith("__")
-                and _any_between(trigger_lines, *_span(definition))
+            if isinstance(definition, _DEFINITIONS) and _any_between(
+                trigger_lines, *_span(definition)
             ):
                 names.add(definition.name)
+                if definition is not node:
+                    names.update(_assigned_on(definition.body, trigger_lines))
+        names.update(_assigned_on([node], trigger_lines))
+    names = {name for name in names if not name.startswith("__")}
     if not names:
         return trigger_lines
     pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
@@ -119,6 +123,24 @@ def _with_callers(
         if line not in prose and _is_code(text[text.rfind("\n", 0, last) + 1 : last]):
             lines.add(line)
     return sorted(lines)
+
+
+def _assigned_on(statements: list[ast.stmt], trigger_lines: list[int]) -> set[str]:
+    """Names (and `self.` attributes) bound by these assignments when they span a trigger
+    line."""
+    names: set[str] = set()
+    for stmt in statements:
+        if not isinstance(stmt, ast.Assign | ast.AnnAssign):
+            continue
+        if not _any_between(trigger_lines, stmt.lineno, stmt.end_lineno or stmt.lineno):
+            continue
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        for target in targets:
+            if isinstance(target, ast.Name):
+                names.add(target.id)
+            elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                names.add(target.attr)
+    return names
 
 
 def _docstring_lines(tree: ast.Module) -> set[int]:

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from tapelint.engine import Linter
 from tapelint.registry import rule_by_code_or_name
 from tapelint.source import SparseSource, _import_aliases, mentions, relevant_source
+from tests.fixture_markers import FIXTURES, expected
 
 COMPILED = [rule_by_code_or_name("TAP501"), rule_by_code_or_name("TAP502")]
 LINTER = Linter(COMPILED)
@@ -140,3 +143,36 @@ def test_state_in_a_loop_that_applies_gradients_is_found_without_a_tape_in_the_f
         """
     )
     assert [(d.code, d.start.line) for d in LINTER.check_text(source, "fit.py")] == [("TAP502", 6)]
+
+
+@pytest.mark.parametrize("code", ["TAP501", "TAP502"])
+def test_each_rule_alone_still_reads_what_its_findings_need(code):
+    """With only this rule selected, its triggers alone decide what is sliced away."""
+    alone = Linter([rule_by_code_or_name(code)])
+    for path in sorted((FIXTURES / code).glob("flag_*.py")):
+        want = {line for line, marker, _ in expected(path) if marker == code}
+        got = {d.start.line for d in alone.check_bytes(path.read_bytes(), str(path))}
+        assert got == want, path.name
+
+
+def test_callers_of_a_compiled_attribute_are_kept():
+    source = textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+
+        class Trainer:
+            def __init__(self):
+                self.step = tf.function(self._step)
+
+            def _step(self, x, epoch):
+                return x
+
+            def fit(self, ds, epochs):
+                for epoch in range(epochs):
+                    for x in ds:
+                        self.step(x, epoch)
+        """
+    )
+    alone = Linter([rule_by_code_or_name("TAP501")])
+    assert [(d.code, d.start.line) for d in alone.check_text(source, "t.py")] == [("TAP501", 14)]
