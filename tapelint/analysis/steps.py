@@ -13,7 +13,9 @@
   batch loop is.
 
 Calls are resolved inside this file only: a plain name to the functions it may be bound to
-(including `step = tf.function(fn)`), `self.name(...)` to the method of the enclosing class.
+(including `step = tf.function(fn)`); `self.name(...)` to the method of the enclosing class,
+or to what `self.name = tf.function(...)` compiles when the class assigns it once;
+`agent.name(...)` to the method of the one class of this file `agent` is an instance of.
 Everything else is unknown, and unknown never makes a loop a training loop.
 """
 
@@ -79,10 +81,8 @@ def has_input_signature(options: cst.BaseExpression | cst.Call | None) -> bool:
 class CompiledFunction:
     """A `tf.function`: a decorated definition or a `tf.function(f)` call."""
 
-    creation: cst.CSTNode  # the decorator expression or the `tf.function(...)` call
-    options: cst.BaseExpression  # the same, read for `input_signature`
+    options: cst.BaseExpression  # the decorator expression or the call: its arguments
     function: cst.FunctionDef | None  # the Python function it compiles, when in this file
-    definition: Def | None  # the name it is bound to where it is created, if any
 
 
 @dataclass
@@ -116,10 +116,16 @@ class StepIndex:
             if isinstance(wrapped, cst.Name):
                 for function in self._functions_named(wrapped):
                     self._wrapped_by.setdefault(function, []).append(site)
-            attribute = self_attribute_assigned(site) if wrapped is not None else None
-            owner = _enclosing_class(site.scope) if attribute is not None else None
-            if attribute is not None and owner is not None:
+            owner = _enclosing_class(site.scope) if wrapped is not None else None
+            if owner is None:
+                continue
+            attribute = self_attribute_assigned(site)
+            if attribute is not None:
                 self._attribute_creations.setdefault((owner, attribute), []).append(site)
+            if isinstance(wrapped, cst.Attribute) and dotted_name(wrapped.value) == "self":
+                method = _method_of(owner, wrapped.attr.value)
+                if method is not None:  # `tf.function(self._step)` compiles the method
+                    self._wrapped_by.setdefault(method, []).append(site)
         for tape in model.tapes:
             if innermost_loop(tape.ctx) is None:
                 self._step_scopes.add(tape.scope)
@@ -199,7 +205,7 @@ class StepIndex:
         decorator = tf_function_decorator(self.model, method)
         if decorator is None:
             return None
-        return CompiledFunction(decorator.decorator, decorator.decorator, method, None)
+        return CompiledFunction(decorator.decorator, method)
 
     def _compiled_bound_to(self, name: cst.Name) -> CompiledFunction | None:
         """Every binding of `name` is a `tf.function`; a plain definition that one of them
@@ -226,7 +232,7 @@ class StepIndex:
         if d.kind is DefKind.DEFINITION and isinstance(d.stmt, cst.FunctionDef):
             decorator = tf_function_decorator(self.model, d.stmt)
             if decorator is not None:
-                return CompiledFunction(decorator.decorator, decorator.decorator, d.stmt, d)
+                return CompiledFunction(decorator.decorator, d.stmt)
         elif d.kind is DefKind.ASSIGN and isinstance(d.value, cst.Call):
             site = self.call_site(d.value)
             wrapped = wrapped_function(site) if site is not None else None
@@ -235,7 +241,7 @@ class StepIndex:
                 if isinstance(wrapped, cst.Name):
                     functions = self._functions_named(wrapped)
                     function = functions[0] if len(functions) == 1 else None
-                return CompiledFunction(d.value, d.value, function, d)
+                return CompiledFunction(d.value, function)
         return None
 
     def call_site(self, node: cst.Call) -> CallSite | None:
@@ -324,7 +330,7 @@ class StepIndex:
         elif isinstance(wrapped, cst.Name):
             functions = self._functions_named(wrapped)
             function = functions[0] if len(functions) == 1 else None
-        return CompiledFunction(found[0].node, found[0].node, function, None)
+        return CompiledFunction(found[0].node, function)
 
     # ------------------------------------------------------------------ loops
     def runs_step_directly(self, site: CallSite) -> bool:

@@ -472,3 +472,11 @@ def test_function_stored_on_self_in_the_epoch_loop_is_found():
         "            self.step = tf.function(self._step)\n"
         "            for x in ds:\n                self.step(x)\n"
     ) == [("tf.function(self._step)", None)]
+
+
+def test_a_method_compiled_through_self_attribute_is_a_compiled_step():
+    found = _state(
+        "class T:\n    def __init__(self):\n        self.step = tf.function(self._step)\n"
+        "    def _step(self, x):\n        opt = tf.keras.optimizers.Adam()\n        return x\n"
+    )
+    assert [(c, w) for c, _, w in found] == [("tf.keras.optimizers.Adam()", Where.COMPILED)]
