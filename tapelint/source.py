@@ -56,6 +56,10 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     trigger_lines = _lines_mentioning(text, (*triggers, *_import_aliases(text, triggers)))
     prose = _docstring_lines(tree)
     trigger_lines = [line for line in trigger_lines if line not in prose]
+    if not trigger_lines:
+        # Mentioned only in docstrings or comments: no code here can matter.
+        return SparseSource("", ((1, 1),))
+    trigger_lines = _with_callers(text, tree, trigger_lines, prose)
     candidates: list[tuple[str, int, int]] = []
     for node in tree.body:
         if not isinstance(node, _DEFINITIONS):
@@ -87,6 +91,58 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     return _without(text, dropped)
 
 
+def _with_callers(
+    text: str, tree: ast.Module, trigger_lines: list[int], prose: set[int]
+) -> list[int]:
+    """`trigger_lines` plus the lines that use, by name, what mentions a trigger: a
+    top-level function or a method, a module-level name assigned on a trigger line
+    (`train_step = tf.function(train_step)`), or an attribute a method assigns on one
+    (`self.step = tf.function(self._step)`). The loop that runs a training step
+    (`for batch in ds: train_step(batch)`, `self.step(...)`) matters as much as the step.
+    One level only; dunder names are left out (`super().__init__` is everywhere)."""
+    names: set[str] = set()
+    for node in tree.body:
+        members = node.body if isinstance(node, ast.ClassDef) else ()
+        for definition in (node, *members):
+            if isinstance(definition, _DEFINITIONS) and _any_between(
+                trigger_lines, *_span(definition)
+            ):
+                names.add(definition.name)
+                if definition is not node:
+                    names.update(_assigned_on(definition.body, trigger_lines))
+        names.update(_assigned_on([node], trigger_lines))
+    names = {name for name in names if not name.startswith("__")}
+    if not names:
+        return trigger_lines
+    pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+    lines = set(trigger_lines)
+    line, last = 1, 0
+    for match in pattern.finditer(text):
+        line += text.count("\n", last, match.start())
+        last = match.start()
+        if line not in prose and _is_code(text[text.rfind("\n", 0, last) + 1 : last]):
+            lines.add(line)
+    return sorted(lines)
+
+
+def _assigned_on(statements: list[ast.stmt], trigger_lines: list[int]) -> set[str]:
+    """Names (and `self.` attributes) bound by these assignments when they span a trigger
+    line."""
+    names: set[str] = set()
+    for stmt in statements:
+        if not isinstance(stmt, ast.Assign | ast.AnnAssign):
+            continue
+        if not _any_between(trigger_lines, stmt.lineno, stmt.end_lineno or stmt.lineno):
+            continue
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        for target in targets:
+            if isinstance(target, ast.Name):
+                names.add(target.id)
+            elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+                names.add(target.attr)
+    return names
+
+
 def _docstring_lines(tree: ast.Module) -> set[int]:
     """Lines of the docstrings of top-level definitions and their members: a tape in an
     example there (`>>> with tf.GradientTape() as g:`) is prose, not code."""
@@ -110,11 +166,35 @@ def _docstring_lines(tree: ast.Module) -> set[int]:
 
 
 def _import_aliases(text: str, triggers: tuple[str, ...]) -> tuple[str, ...]:
-    """Local names a trigger is imported as (`GradientTape as GT` makes `GT` a trigger)."""
+    """Local names a trigger is imported as (`GradientTape as GT` makes `GT` a trigger).
+
+    Each trigger is found with `str.find` and only then matched against ` as name`: a
+    regular expression starting with a word boundary scans every position of the file, about
+    forty times slower on large files."""
     aliases: set[str] = set()
     for trigger in triggers:
-        aliases.update(re.findall(rf"\b{re.escape(trigger)}\s+as\s+(\w+)", text))
+        start = text.find(trigger)
+        while start != -1:
+            end = start + len(trigger)
+            if _word_boundary_before(text, start):
+                match = _AS_ALIAS.match(text, end)
+                if match is not None:
+                    aliases.add(match.group(1))
+            start = text.find(trigger, end)
     return tuple(sorted(aliases))
+
+
+_AS_ALIAS = re.compile(r"\s+as\s+(\w+)")
+
+
+def _word_boundary_before(text: str, index: int) -> bool:
+    """What `\\b` means just before `text[index]`."""
+
+    def is_word(char: str) -> bool:
+        return char.isalnum() or char == "_"
+
+    before = is_word(text[index - 1]) if index > 0 else False
+    return before != is_word(text[index])
 
 
 def _span(node: ast.stmt) -> tuple[int, int]:
@@ -134,9 +214,32 @@ def _lines_mentioning(text: str, triggers: tuple[str, ...]) -> list[int]:
     for position in positions:
         line += text.count("\n", last, position)
         last = position
-        if "#" not in text[text.rfind("\n", 0, position) + 1 : position]:  # not a comment
+        if _is_code(text[text.rfind("\n", 0, position) + 1 : position]):
             lines.append(line)
     return lines
+
+
+def _is_code(line_prefix: str) -> bool:
+    """Whether what follows `line_prefix` on its line is code: not in a comment, and not in
+    a string that opened on this line (an error message that names `tf.function`).
+    Strings that span lines are not followed; docstrings are handled separately."""
+    quote = ""
+    index = 0
+    while index < len(line_prefix):
+        char = line_prefix[index]
+        if quote:
+            if char == "\\":
+                index += 1
+            elif line_prefix.startswith(quote, index):
+                index += len(quote) - 1
+                quote = ""
+        elif char == "#":
+            return False
+        elif char in "\"'":
+            quote = char * 3 if line_prefix.startswith(char * 3, index) else char
+            index += len(quote) - 1
+        index += 1
+    return not quote
 
 
 def _any_between(sorted_lines: list[int], first: int, last: int) -> bool:

@@ -117,7 +117,7 @@ def test_selecting_nothing_that_applies_exits_0(mixed):
         ("--select", "TAP19", "TAP101"),
         ("--ignore", "loss-outside-tap", "loss-outside-tape"),
         ("--extend-select", "TAP9", None),
-        ("--select", "E501", None),
+        ("--select", "E501", "TAP501"),
     ],
 )
 def test_unknown_selector_is_a_usage_error(mixed, option, selector, suggestion):

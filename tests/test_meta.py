@@ -32,6 +32,8 @@ CATALOGUE = {
     "TAP401": ("unfiltered-apply-gradients", Severity.WARNING),
     "TAP402": ("gradient-variable-mismatch", Severity.ERROR),
     "TAP403": ("none-unsafe-gradient-transform", Severity.ERROR),
+    "TAP501": ("tf-function-retracing", Severity.WARNING),
+    "TAP502": ("state-created-in-step", Severity.ERROR),
 }
 
 # Rules whose RULES.md default is `preview`: they run only when selected.

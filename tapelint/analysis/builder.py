@@ -28,6 +28,7 @@ from tapelint.analysis.expressions import (
 )
 from tapelint.analysis.model import (
     ApplyCall,
+    CallSite,
     Context,
     Def,
     DefKind,
@@ -72,6 +73,7 @@ class ModelBuilder:
         self.apply_calls: dict[cst.Call, ApplyCall] = {}
         self.numpy_calls: dict[cst.Call, NumpyCall] = {}
         self.none_checks: dict[cst.Name, NoneCheck] = {}
+        self.calls: dict[cst.Call, CallSite] = {}
         self.defs_by_stmt: dict[cst.CSTNode, list[Def]] = {}
         self.uses_by_node: dict[cst.Name, Use] = {}
         self.stmt_parent: dict[cst.CSTNode, tuple[cst.CSTNode, tuple[cst.CSTNode, ...], int]] = {}
@@ -120,6 +122,7 @@ class ModelBuilder:
             scope_defs=self._scope_defs,
             source_text=self.source_text,
             is_notebook=self.is_notebook,
+            calls=list(self.calls.values()),
         )
 
     def _collect_imports(self, body: Sequence[cst.CSTNode]) -> None:
@@ -715,6 +718,8 @@ class ModelBuilder:
             self._expr(arg.value)
         func = node.func
         qualified = self.imports.qualify(func)
+        if node not in self.calls:
+            self.calls[node] = CallSite(node, qualified, self.ctx, self.scope, self.stmt)
         if is_gradient_tape(qualified):
             self._tape_constructed(node)
             return

@@ -163,6 +163,18 @@ class NumpyCall:
 
 
 @dataclass(eq=False)
+class CallSite:
+    """Any call the walk met, with where it runs. The rules about compiled steps ask about
+    calls that are not tape calls: `tf.function(...)`, constructors, step functions."""
+
+    node: cst.Call
+    qualified: str | None  # the callee's canonical imported name, if it has one
+    ctx: Context
+    scope: Scope
+    stmt: cst.CSTNode | None
+
+
+@dataclass(eq=False)
 class NoneCheck:
     """`x is None`, `x is not None`, `x == None`, `None in x` and the like."""
 
@@ -189,6 +201,7 @@ class FileModel:
     # and a few questions (is this attribute used anywhere else?) need all of it.
     source_text: str = ""
     is_notebook: bool = False
+    calls: list[CallSite] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # Indexes, so that rules asking per tape or per scope stay linear in the file's size.
