@@ -1,28 +1,44 @@
-"""Which expressions are certainly Keras models or layers, and which certainly hold Keras
-variables.
+"""Which expressions are certainly Keras models or layers, how each was made, and which
+certainly hold Keras variables. The one place that knows Keras objects: TAP203, TAP204 and
+TAP303 all ask here.
 
 Keras 3 (what `tf.keras` is since TensorFlow 2.16) has its own `keras.Variable`, which is not
 a `tf.Variable`. Whether an object is a Keras object is decided from how it was made, never
 from an attribute's name: `tf.Module` and plain Python classes also name their variable lists
 `variables` or `weights`, and there they hold ordinary `tf.Variable`s.
 
-Known Keras objects: the result of a Keras constructor (`tf.keras.Sequential(...)`,
-`keras.Model(inputs, outputs)`, `keras.layers.Dense(...)`, `keras.applications.ResNet50(...)`,
-`keras.models.load_model(...)`), an instance of a class of this module that subclasses a Keras
-model or layer, `self` inside such a class, the result of a function of this module whose
-every `return` gives a known Keras object (`build_model()`), a parameter annotated with a
-Keras model or layer class, `model.layers[i]` and `model.get_layer(...)` of a known model,
-and names bound to any of these. Anything else (an unannotated parameter, `self.encoder`
-assigned in an `__init__`, an imported helper's result) is unknown.
+Known Keras objects, each with its `Origin`:
+
+- CONSTRUCTED: the result of a Keras constructor (`tf.keras.Sequential(...)`,
+  `keras.Model(inputs, outputs)`, `keras.layers.Dense(...)`,
+  `keras.applications.ResNet50(...)`, `keras.models.load_model(...)`);
+- SUBCLASS: an instance of a class of this module that subclasses a Keras model or layer
+  (directly or through other classes of the module), and `self` inside such a class;
+- ANNOTATED: a parameter annotated with a Keras model or layer class (`model: keras.Model`);
+- TAKEN: `model.layers[i]` and `model.get_layer(...)` of a known model;
+
+and, through them, the result of a function of this module whose every `return` gives a
+known Keras object (`build_model()`), names bound to any of these on every path, and
+`self.encoder` when every assignment to `self.encoder` in the class gives one. Methods that
+never mention a tape (`__init__`) are usually cut out before the parse (see
+`tapelint.source`); their assignments are then read from the file's text with Python's
+`ast`, and a class or builder named there is looked up among the module's own definitions.
+Anything else (an unannotated parameter, an imported helper's result, a name bound on some
+path to something else) is unknown.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import ast
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from enum import Enum
 
 import libcst as cst
 
+from tapelint.analysis.expressions import child_blocks, statements
 from tapelint.analysis.model import Def, DefKind, FileModel, TapeCall, Tri
+from tapelint.analysis.names import dotted_name
 from tapelint.analysis.watching import source_argument
 
 # Attributes of a Keras model or layer that list its variables.
@@ -53,17 +69,17 @@ _LAYER_VARIABLES = frozenset(
         "moving_variance",
     }
 )
-_MODEL_FACTORIES = frozenset(
-    {
-        "keras.Sequential",
-        "keras.Model",
-        "keras.models.Sequential",
-        "keras.models.Model",
-        "keras.models.load_model",
-        "keras.models.clone_model",
-        "keras.saving.load_model",
-    }
+# The Keras model classes: constructors of models, and bases of model subclasses.
+MODEL_CLASSES = frozenset(
+    {"keras.Model", "keras.Sequential", "keras.models.Model", "keras.models.Sequential"}
 )
+# The base class of custom Keras layers.
+LAYER_BASES = frozenset({"keras.layers.Layer", "keras.Layer"})
+_MODEL_FACTORIES = MODEL_CLASSES | {
+    "keras.models.load_model",
+    "keras.models.clone_model",
+    "keras.saving.load_model",
+}
 # Upper-case names under `keras.layers` that are not layers.
 _NOT_LAYERS = frozenset({"Input", "InputSpec"})
 _KERAS_VARIABLE_CONSTRUCTORS = frozenset({"keras.Variable", "keras.variables.Variable"})
@@ -76,12 +92,38 @@ def uses_legacy_keras(model: FileModel) -> bool:
     return any(marker in model.source_text for marker in _LEGACY_KERAS_MARKERS)
 
 
-def _all(answers: list[Tri]) -> Tri:
-    if answers and all(a is Tri.YES for a in answers):
-        return Tri.YES
-    if answers and all(a is Tri.NO for a in answers):
-        return Tri.NO
-    return Tri.UNKNOWN
+class How(Enum):
+    CONSTRUCTED = "constructed"
+    SUBCLASS = "subclass"
+    ANNOTATED = "annotated"
+    TAKEN = "taken"
+
+
+@dataclass(frozen=True)
+class Origin:
+    """How one binding made a Keras object."""
+
+    how: How
+    is_model: bool  # a model (or an instance of a class deriving from one), else a layer
+    # CONSTRUCTED: the constructor's qualified name; SUBCLASS: the Keras class the class of
+    # this file derives from (None when its definitions disagree); ANNOTATED: the annotation.
+    keras_class: str | None = None
+    # CONSTRUCTED: the constructor call, whose arguments say what a built-in layer does.
+    call: cst.Call | None = None
+
+
+# Every way the paths reaching an expression made it, or None when some path is unknown.
+Origins = frozenset[Origin] | None
+
+
+def _combined(answers: Iterable[Origins]) -> Origins:
+    """Known only when known on every path."""
+    found: set[Origin] = set()
+    for answer in answers:
+        if answer is None:
+            return None
+        found |= answer
+    return frozenset(found) if found else None
 
 
 class KerasObjects:
@@ -89,132 +131,221 @@ class KerasObjects:
 
     def __init__(self, model: FileModel) -> None:
         self.model = model
-        self._classes: dict[cst.ClassDef, Tri] = {}
-        self._defs: dict[Def, Tri] = {}
-        self._functions: dict[cst.FunctionDef, Tri] = {}
+        self._classes: dict[cst.ClassDef, Origin | None] = {}
+        self._defs: dict[Def, Origins] = {}
+        self._functions: dict[cst.FunctionDef, Origins] = {}
+        self._attributes: dict[tuple[cst.ClassDef, str], Origins] = {}
+        self._ast_classes: dict[str, list[ast.ClassDef]] | None = None
+        self._text_assignments: dict[str, dict[str, list[ast.expr | None]]] = {}
+        self._text_names: set[cst.Name] = set()
 
     # ------------------------------------------------------------------ models and layers
     def is_keras_object(self, expr: cst.BaseExpression) -> Tri:
         """YES when `expr` certainly evaluates to a Keras model or layer."""
+        return Tri.YES if self.origins(expr) is not None else Tri.UNKNOWN
+
+    def origins(self, expr: cst.BaseExpression) -> Origins:
+        """How `expr` was made on each path that reaches it; None unless it is certainly a
+        Keras model or layer."""
         if isinstance(expr, cst.Name):
-            return self._name(expr, self._def_is_keras_object)
+            defs = self._defs_of(expr)
+            return _combined(self._def_origins(d) for d in defs) if defs else None
         if isinstance(expr, cst.Call):
-            return self._constructs_keras_object(expr)
+            return self._call_origins(expr)
         if isinstance(expr, cst.Subscript):
             # `model.layers[0]`
             value = expr.value
-            if isinstance(value, cst.Attribute) and value.attr.value == "layers":
-                return Tri.YES if self.is_keras_object(value.value) is Tri.YES else Tri.UNKNOWN
-        return Tri.UNKNOWN
+            if (
+                isinstance(value, cst.Attribute)
+                and value.attr.value == "layers"
+                and self.origins(value.value) is not None
+            ):
+                return frozenset({Origin(How.TAKEN, is_model=False)})
+            return None
+        if isinstance(expr, cst.Attribute):
+            return self._self_attribute_origins(expr)
+        return None
 
-    def _name(self, name: cst.Name, judge: Callable[[Def], Tri]) -> Tri:
-        defs = self.model.defs_of(name)
-        if not defs:
-            return Tri.UNKNOWN
-        return _all([judge(d) for d in defs])
+    def _defs_of(self, name: cst.Name) -> Sequence[Def] | frozenset[Def]:
+        """The definitions reaching `name`; for a name read from the text of a method that
+        was cut out (see `_assignments_in_text`), the module's own definitions of it."""
+        if name in self._text_names:
+            return self.model.scope_defs[self.model.scopes[0]].get(name.value, [])
+        return self.model.defs_of(name)
 
-    def _def_is_keras_object(self, d: Def) -> Tri:
-        cached = self._defs.get(d)
-        if cached is not None:
-            return cached
-        self._defs[d] = Tri.UNKNOWN  # cycles: `m = wrap(m)` in a loop
-        answer = Tri.UNKNOWN
+    def _def_origins(self, d: Def) -> Origins:
+        if d in self._defs:
+            return self._defs[d]
+        self._defs[d] = None  # cycles: `m = wrap(m)` in a loop
+        answer: Origins = None
         if d.kind is DefKind.ASSIGN and d.value is not None:
-            answer = self.is_keras_object(d.value)
+            answer = self.origins(d.value)
         elif d.kind is DefKind.PARAM:
-            answer = self._self_of_keras_class(d) if d.name == "self" else Tri.UNKNOWN
-            if answer is not Tri.YES:
-                answer = self._annotated_as_keras(d)
+            owner = _method_owner(d) if d.name == "self" else None
+            made = self._class_origin(owner) if owner is not None else None
+            if made is None:
+                made = self._annotated_origin(d)
+            answer = frozenset({made}) if made is not None else None
         self._defs[d] = answer
         return answer
 
-    def _constructs_keras_object(self, call: cst.Call) -> Tri:
+    def _call_origins(self, call: cst.Call) -> Origins:
         func = call.func
         if (
             isinstance(func, cst.Attribute)
             and func.attr.value == "get_layer"
-            and self.is_keras_object(func.value) is Tri.YES
+            and self.origins(func.value) is not None
         ):
-            return Tri.YES
+            return frozenset({Origin(How.TAKEN, is_model=False)})
         qualified = self.model.imports.qualify(func)
         if qualified is not None:
-            return Tri.YES if _is_keras_factory(qualified) else Tri.UNKNOWN
+            if not _is_keras_factory(qualified):
+                return None
+            is_model = qualified in _MODEL_FACTORIES or is_application(qualified)
+            return frozenset({Origin(How.CONSTRUCTED, is_model, qualified, call)})
         if isinstance(func, cst.Name):
-            defs = self.model.defs_of(func)
+            defs = self._defs_of(func)
             made = [d.stmt for d in defs if d.kind is DefKind.DEFINITION]
             if not made or len(made) != len(defs):
-                return Tri.UNKNOWN
+                return None
             if all(isinstance(c, cst.ClassDef) for c in made):
-                return _all([self._is_keras_class(c) for c in made])
+                classes = [self._class_origin(c) for c in made if isinstance(c, cst.ClassDef)]
+                return _combined(frozenset({c}) if c is not None else None for c in classes)
             if all(isinstance(f, cst.FunctionDef) for f in made):
-                return _all([self._returns_keras_object(f) for f in made])
-        return Tri.UNKNOWN
+                return _combined(
+                    self._returned_origins(f) for f in made if isinstance(f, cst.FunctionDef)
+                )
+        return None
 
-    def _returns_keras_object(self, function: cst.FunctionDef) -> Tri:
+    def _returned_origins(self, function: cst.FunctionDef) -> Origins:
         """A function of this file (`build_model()`) whose every `return` gives a Keras
         object."""
-        cached = self._functions.get(function)
-        if cached is not None:
-            return cached
-        self._functions[function] = Tri.UNKNOWN  # recursion
-        returns = _returns_of(function)
-        answer = Tri.UNKNOWN
-        if returns and all(r.value is not None for r in returns):
-            answer = _all([self.is_keras_object(r.value) for r in returns])
+        if function in self._functions:
+            return self._functions[function]
+        self._functions[function] = None  # recursion
+        returned = list(returns_of(function))
+        answer: Origins = None
+        if returned and all(r.value is not None for r in returned):
+            answer = _combined(self.origins(r.value) for r in returned if r.value is not None)
         self._functions[function] = answer
         return answer
 
-    def _annotated_as_keras(self, d: Def) -> Tri:
+    def _annotated_origin(self, d: Def) -> Origin | None:
         """A parameter annotated with a Keras model or layer class (`model: keras.Model`)."""
         function = d.stmt
         if not isinstance(function, (cst.FunctionDef, cst.Lambda)):
-            return Tri.UNKNOWN
+            return None
         params = function.params
         for param in (*params.posonly_params, *params.params, *params.kwonly_params):
             if param.name is d.target and param.annotation is not None:
                 qualified = self.model.imports.qualify(param.annotation.annotation)
                 if qualified is not None and _is_keras_base(qualified):
-                    return Tri.YES
-        return Tri.UNKNOWN
+                    return Origin(How.ANNOTATED, qualified in MODEL_CLASSES, qualified)
+        return None
 
-    def _is_keras_class(self, node: cst.ClassDef) -> Tri:
-        cached = self._classes.get(node)
-        if cached is not None:
-            return cached
-        self._classes[node] = Tri.UNKNOWN
-        answer = Tri.UNKNOWN
+    def _class_origin(self, node: cst.ClassDef) -> Origin | None:
+        """An instance of a class of this file: SUBCLASS, with the first Keras class among
+        its bases (or its local bases' bases)."""
+        if node in self._classes:
+            return self._classes[node]
+        self._classes[node] = None  # cycles through bases decide nothing
+        answer: Origin | None = None
         for base in node.bases:
             if base.keyword is not None:
                 continue
             qualified = self.model.imports.qualify(base.value)
             if qualified is not None and _is_keras_base(qualified):
-                answer = Tri.YES
+                answer = Origin(How.SUBCLASS, qualified in MODEL_CLASSES, qualified)
             elif isinstance(base.value, cst.Name):
-                local = [d.stmt for d in self.model.defs_of(base.value)]
-                if (
-                    local
-                    and all(isinstance(c, cst.ClassDef) for c in local)
-                    and _all([self._is_keras_class(c) for c in local]) is Tri.YES
-                ):
-                    answer = Tri.YES
+                answer = self._local_base_origin(base.value)
+            if answer is not None:
+                break
         self._classes[node] = answer
         return answer
 
-    def _self_of_keras_class(self, d: Def) -> Tri:
-        function = d.scope.node
-        owner = d.scope.parent.node if d.scope.parent is not None else None
-        if not isinstance(function, cst.FunctionDef) or not isinstance(owner, cst.ClassDef):
-            return Tri.UNKNOWN
-        positional = [*function.params.posonly_params, *function.params.params]
-        if not positional or positional[0].name is not d.target:
-            return Tri.UNKNOWN
-        for decorator in function.decorators:
-            if isinstance(decorator.decorator, cst.Name) and decorator.decorator.value in (
-                "staticmethod",
-                "classmethod",
-            ):
-                return Tri.UNKNOWN
-        return self._is_keras_class(owner)
+    def _local_base_origin(self, base: cst.Name) -> Origin | None:
+        local = [d.stmt for d in self._defs_of(base)]
+        if not local or not all(isinstance(c, cst.ClassDef) for c in local):
+            return None
+        found = [self._class_origin(c) for c in local if isinstance(c, cst.ClassDef)]
+        if any(f is None for f in found):
+            return None
+        if len(set(found)) == 1:
+            return found[0]
+        return Origin(How.SUBCLASS, any(f.is_model for f in found if f is not None))
+
+    def _self_attribute_origins(self, expr: cst.Attribute) -> Origins:
+        """`self.encoder`, from every assignment to it in the methods of `self`'s class."""
+        if not isinstance(expr.value, cst.Name) or expr.value.value != "self":
+            return None
+        owners = {_method_owner(d) for d in self._defs_of(expr.value)}
+        if len(owners) != 1:
+            return None
+        (owner,) = owners
+        if owner is None:
+            return None
+        key = (owner, expr.attr.value)
+        if key in self._attributes:
+            return self._attributes[key]
+        self._attributes[key] = None  # `self.x = self.x` and the like
+        assigned = list(_attribute_assignments(owner, expr.attr.value))
+        if not assigned:
+            assigned = self._assignments_in_text(owner.name.value, expr.attr.value)
+        answer = (
+            _combined(self.origins(v) if v is not None else None for v in assigned)
+            if assigned
+            else None
+        )
+        self._attributes[key] = answer
+        return answer
+
+    def _assignments_in_text(
+        self, class_name: str, attribute: str
+    ) -> list[cst.BaseExpression | None]:
+        """Values assigned to `self.<attribute>` in the methods of the file's one class named
+        `class_name`, read from the whole text. A value that names a parameter of its method,
+        or a binding other than a plain `=`, comes back as `None` (unknown)."""
+        if class_name not in self._text_assignments:
+            self._text_assignments[class_name] = self._read_class_assignments(class_name)
+        values: list[cst.BaseExpression | None] = []
+        for value in self._text_assignments[class_name].get(attribute, []):
+            if value is None:
+                values.append(None)
+                continue
+            parsed = cst.parse_expression(ast.unparse(value))
+            self._text_names.update(_names_in_parsed(parsed))
+            values.append(parsed)
+        return values
+
+    def _read_class_assignments(self, class_name: str) -> dict[str, list[ast.expr | None]]:
+        if self._ast_classes is None:
+            self._ast_classes = {}
+            for node in _ast_statements(ast.parse(self.model.source_text).body):
+                if isinstance(node, ast.ClassDef):
+                    self._ast_classes.setdefault(node.name, []).append(node)
+        classes = self._ast_classes.get(class_name, [])
+        assigned: dict[str, list[ast.expr | None]] = {}
+        if len(classes) != 1:
+            return assigned
+        for method in classes[0].body:
+            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            arguments = method.args
+            parameters = {
+                a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+            }
+            for node in _ast_statements(method.body):
+                for target, value in _ast_bindings(node):
+                    for attribute in _bound_self_attributes(target):
+                        plain = value is not None and isinstance(target, ast.Attribute)
+                        names = (
+                            {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+                            if plain and value is not None
+                            else set()
+                        )
+                        known = plain and not names & parameters
+                        assigned.setdefault(attribute, []).append(value if known else None)
+        return assigned
 
     # ------------------------------------------------------------------ variables
     def variable_list_of_keras_object(self, expr: cst.BaseExpression) -> Tri:
@@ -251,7 +382,8 @@ class KerasObjects:
         if isinstance(expr, cst.Call):
             return self._call_holds_keras_variables(expr)
         if isinstance(expr, cst.Name):
-            return self._name(expr, self._def_holds_keras_variables)
+            defs = self._defs_of(expr)
+            return _all([self._def_holds_keras_variables(d) for d in defs])
         return Tri.UNKNOWN
 
     def _def_holds_keras_variables(self, d: Def) -> Tri:
@@ -296,36 +428,58 @@ class KerasObjects:
     def _is_builtin_layer(self, expr: cst.BaseExpression) -> bool:
         """A layer whose `kernel`/`bias` are certainly Keras variables: made by a
         `keras.layers` constructor, or taken from a known model (`model.layers[0]`)."""
-        if isinstance(expr, cst.Name):
-            defs = self.model.defs_of(expr)
-            return bool(defs) and all(
-                d.kind is DefKind.ASSIGN and d.value is not None and self._is_builtin_layer(d.value)
-                for d in defs
+        found = self.origins(expr)
+        return found is not None and all(
+            origin.how is How.TAKEN
+            or (
+                origin.how is How.CONSTRUCTED
+                and _is_keras_layer_constructor(origin.keras_class or "")
             )
-        if isinstance(expr, cst.Call):
-            qualified = self.model.imports.qualify(expr.func)
-            if qualified is not None:
-                return _is_keras_layer_constructor(qualified)
-            return self._constructs_keras_object(expr) is Tri.YES and isinstance(
-                expr.func, cst.Attribute
-            )  # `model.get_layer(...)`
-        if isinstance(expr, cst.Subscript):
-            return self.is_keras_object(expr) is Tri.YES
-        return False
+            for origin in found
+        )
 
 
-def _returns_of(function: cst.FunctionDef) -> list[cst.Return]:
+def _all(answers: list[Tri]) -> Tri:
+    if answers and all(a is Tri.YES for a in answers):
+        return Tri.YES
+    if answers and all(a is Tri.NO for a in answers):
+        return Tri.NO
+    return Tri.UNKNOWN
+
+
+def _method_owner(d: Def) -> cst.ClassDef | None:
+    """The class whose instance `d` binds: the first parameter of a method that is neither
+    a static nor a class method."""
+    if d.kind is not DefKind.PARAM:
+        return None
+    function = d.scope.node
+    owner = d.scope.parent.node if d.scope.parent is not None else None
+    if not isinstance(function, cst.FunctionDef) or not isinstance(owner, cst.ClassDef):
+        return None
+    positional = [*function.params.posonly_params, *function.params.params]
+    if not positional or positional[0].name is not d.target:
+        return None
+    for decorator in function.decorators:
+        if isinstance(decorator.decorator, cst.Name) and decorator.decorator.value in (
+            "staticmethod",
+            "classmethod",
+        ):
+            return None
+    return owner
+
+
+def returns_of(function: cst.FunctionDef) -> Iterator[cst.Return]:
     """The `return` statements of `function` itself (not of functions nested in it)."""
-    found: list[cst.Return] = []
-    pending: list[cst.CSTNode] = list(function.body.children)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        if isinstance(node, cst.Return):
-            found.append(node)
-        pending.extend(node.children)
-    return found
+    yield from _returns(statements(function.body))
+
+
+def _returns(body: Sequence[cst.CSTNode]) -> Iterator[cst.Return]:
+    for statement in body:
+        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            yield from (small for small in statement.body if isinstance(small, cst.Return))
+        elif not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            for block in child_blocks(statement):
+                yield from _returns(block)
 
 
 def _is_keras_layer_constructor(qualified: str) -> bool:
@@ -333,22 +487,124 @@ def _is_keras_layer_constructor(qualified: str) -> bool:
     return prefix == "keras.layers" and last[:1].isupper() and last not in _NOT_LAYERS
 
 
-def _is_keras_factory(qualified: str) -> bool:
-    if qualified in _MODEL_FACTORIES or _is_keras_layer_constructor(qualified):
-        return True
-    # `keras.applications.ResNet50`, `keras.applications.resnet50.ResNet50`
+def is_application(qualified: str) -> bool:
+    """`keras.applications.ResNet50`, `keras.applications.resnet50.ResNet50`."""
     last = qualified.rpartition(".")[2]
     return qualified.startswith("keras.applications.") and last[:1].isupper()
 
 
+def _is_keras_factory(qualified: str) -> bool:
+    return (
+        qualified in _MODEL_FACTORIES
+        or _is_keras_layer_constructor(qualified)
+        or is_application(qualified)
+    )
+
+
 def _is_keras_base(qualified: str) -> bool:
-    return qualified in (
-        "keras.Model",
-        "keras.Sequential",
-        "keras.models.Model",
-        "keras.models.Sequential",
-        "keras.layers.Layer",
-    ) or _is_keras_layer_constructor(qualified)
+    """A Keras class that a model or layer class (or an annotation) may name."""
+    return (
+        qualified in MODEL_CLASSES
+        or qualified in LAYER_BASES
+        or _is_keras_layer_constructor(qualified)
+    )
+
+
+def _names_in_parsed(expr: cst.CSTNode) -> Iterator[cst.Name]:
+    pending = [expr]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, cst.Name):
+            yield node
+        pending.extend(node.children)
+
+
+def _attribute_assignments(
+    owner: cst.ClassDef, attribute: str
+) -> Iterator[cst.BaseExpression | None]:
+    """Values assigned to `self.<attribute>` in the class's methods that were parsed (plain
+    `=` only; any other binding such as `+=`, a tuple target or a `for` makes the attribute
+    unknown, and comes back as None)."""
+    for method in statements(owner.body):
+        if not isinstance(method, cst.FunctionDef):
+            continue
+        for node in _simple_statements(statements(method.body)):
+            for small in node.body:
+                yield from _assigned_to(small, attribute)
+
+
+def _assigned_to(
+    small: cst.BaseSmallStatement, attribute: str
+) -> Iterator[cst.BaseExpression | None]:
+    targets: list[cst.BaseExpression] = []
+    if isinstance(small, cst.Assign):
+        targets = [t.target for t in small.targets]
+    elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+        targets = [small.target]
+    for target in targets:
+        if _mentions_self_attribute(target, attribute):
+            plain = isinstance(small, (cst.Assign, cst.AnnAssign)) and dotted_name(target)
+            yield small.value if plain else None
+
+
+def _mentions_self_attribute(target: cst.BaseExpression, attribute: str) -> bool:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_mentions_self_attribute(e.value, attribute) for e in target.elements)
+    return dotted_name(target) == f"self.{attribute}"
+
+
+def _simple_statements(
+    body: Sequence[cst.CSTNode],
+) -> Iterator[cst.SimpleStatementLine | cst.SimpleStatementSuite]:
+    for node in body:
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            yield node
+        elif not isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            for block in child_blocks(node):
+                yield from _simple_statements(block)
+
+
+def _ast_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement in `body`, nested blocks included, and class bodies, but not the
+    bodies of functions (a method's own statements are read through its `body`)."""
+    for statement in body:
+        yield statement
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            yield from _ast_statements(getattr(statement, field, []))
+        for handler in getattr(statement, "handlers", []):
+            yield from _ast_statements(handler.body)
+        for case in getattr(statement, "cases", []):
+            yield from _ast_statements(case.body)
+
+
+def _ast_bindings(node: ast.AST) -> list[tuple[ast.expr, ast.expr | None]]:
+    if isinstance(node, ast.Assign):
+        return [(target, node.value) for target in node.targets]
+    if isinstance(node, ast.AnnAssign):
+        return [(node.target, node.value)]
+    if isinstance(node, ast.AugAssign):
+        return [(node.target, None)]
+    if isinstance(node, (ast.For, ast.With)):
+        targets = (
+            [node.target] if isinstance(node, ast.For) else [i.optional_vars for i in node.items]
+        )
+        return [(t, None) for t in targets if t is not None]
+    return []
+
+
+def _bound_self_attributes(target: ast.expr) -> Iterator[str]:
+    """The `x` of every `self.x` a binding target binds."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _bound_self_attributes(element)
+    elif (
+        isinstance(target, ast.Attribute)
+        and isinstance(target.value, ast.Name)
+        and target.value.id == "self"
+    ):
+        yield target.attr
 
 
 def all_variables_in_sources(

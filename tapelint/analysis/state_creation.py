@@ -30,14 +30,11 @@ from enum import Enum
 
 import libcst as cst
 
+from tapelint.analysis.keras_objects import LAYER_BASES, MODEL_CLASSES, is_application
 from tapelint.analysis.model import CallSite, DefKind, FileModel, Scope
 from tapelint.analysis.steps import StepIndex, innermost_loop, under_condition
 
 _VARIABLES = frozenset({"tensorflow.Variable", "keras.Variable", "keras.variables.Variable"})
-_MODELS = frozenset(
-    {"keras.Sequential", "keras.Model", "keras.models.Sequential", "keras.models.Model"}
-)
-_LAYER_BASES = frozenset({"keras.layers.Layer", "keras.Layer"})
 _OPTIMIZER_NAMESPACES = (
     "keras.optimizers.",
     "tensorflow.optimizers.",
@@ -219,9 +216,9 @@ class _Constructors:
         found: StateKind | None = None
         for base in node.bases:
             qualified = self.model.imports.qualify(base.value)
-            if qualified in _MODELS:
+            if qualified in MODEL_CLASSES:
                 found = StateKind.MODEL
-            elif qualified in _LAYER_BASES:
+            elif qualified in LAYER_BASES:
                 found = StateKind.LAYER if self._creates_weights(node) else None
             elif qualified is not None:
                 found = _imported_kind(qualified)
@@ -263,7 +260,7 @@ def _imported_kind(qualified: str) -> StateKind | None:
     module, _, last = qualified.rpartition(".")
     if qualified in _VARIABLES:
         return StateKind.VARIABLE
-    if qualified in _MODELS:
+    if qualified in MODEL_CLASSES:
         return StateKind.MODEL
     if qualified == "keras.mixed_precision.LossScaleOptimizer":
         return StateKind.OPTIMIZER
@@ -273,7 +270,7 @@ def _imported_kind(qualified: str) -> StateKind | None:
         return StateKind.OPTIMIZER
     if module == "tensorflow.train" and last.endswith("Optimizer"):
         return StateKind.OPTIMIZER
-    if qualified.startswith("keras.applications."):
+    if is_application(qualified):
         return StateKind.MODEL
     if module == "keras.layers" and last in _WEIGHTED_LAYERS:
         return StateKind.LAYER
