@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tapelint.analysis.expressions import argument_value, elements, names_in
+from tapelint.analysis.expressions import argument_value, contains, elements, names_in
 from tapelint.analysis.model import (
     Def,
     DefKind,
@@ -217,16 +217,8 @@ def numpy_on_path(model: FileModel, call: TapeCall) -> list[NumpyCall]:
         if any(watched.derives(operand) for operand in numpy_call.operands):
             found.append(numpy_call)
     # `np.square(pred.numpy() - y)` leaves TensorFlow once: report the innermost conversion.
-    return [n for n in found if not any(_encloses(n.node, other.node) for other in found)]
-
-
-def _encloses(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    if outer is inner:
-        return False
-    pending = list(outer.children)
-    while pending:
-        node = pending.pop()
-        if node is inner:
-            return True
-        pending.extend(node.children)
-    return False
+    return [
+        n
+        for n in found
+        if not any(other.node is not n.node and contains(n.node, other.node) for other in found)
+    ]

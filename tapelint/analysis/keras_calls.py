@@ -26,7 +26,6 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.dataflow import Watched
-from tapelint.analysis.expressions import calls_in_statement
 from tapelint.analysis.keras_objects import (
     LAYER_BASES,
     MODEL_CLASSES,
@@ -101,7 +100,8 @@ def _recorded_calls(
             if not is_recording(use.ctx, tape) or (id(tape), id(use.stmt)) in searched:
                 continue
             searched.add((id(tape), id(use.stmt)))
-            for call in calls_in_statement(use.stmt):
+            for site in model.calls_in(use.stmt):
+                call = site.node
                 root = _root_name(call.func)
                 caller = model.uses_by_node.get(root) if root is not None else None
                 if caller is not None and is_recording(caller.ctx, tape):

@@ -218,9 +218,21 @@ class FileModel:
         self._numpy_by_scope: dict[Scope, list[NumpyCall]] = {}
         for numpy_call in self.numpy_calls:
             self._numpy_by_scope.setdefault(numpy_call.scope, []).append(numpy_call)
+        self._calls_by_stmt: dict[cst.CSTNode, list[CallSite]] | None = None  # on first use
         self._none_checks_by_scope: dict[Scope, list[NoneCheck]] = {}
         for check in self.none_checks:
             self._none_checks_by_scope.setdefault(check.scope, []).append(check)
+
+    def calls_in(self, stmt: cst.CSTNode) -> list[CallSite]:
+        """The calls a statement makes itself, in the order the walk met them (inner calls
+        first): a compound statement's header, not its body; not the bodies of nested
+        definitions and lambdas, whose calls belong to their own statements."""
+        if self._calls_by_stmt is None:
+            self._calls_by_stmt = {}
+            for site in self.calls:
+                if site.stmt is not None:
+                    self._calls_by_stmt.setdefault(site.stmt, []).append(site)
+        return self._calls_by_stmt.get(stmt, [])
 
     def tape_call_at(self, node: cst.Call) -> TapeCall | None:
         return self._calls_by_node.get(node)

@@ -25,7 +25,6 @@ import libcst as cst
 
 from tapelint.analysis.expressions import (
     argument_value,
-    calls_in_statement,
     names_in,
     statements,
 )
@@ -74,8 +73,8 @@ def _unguarded_maps(model: FileModel) -> list[Transform]:
         if use.stmt is None or id(use.stmt) in searched or not use.defs & gradient_defs:
             continue
         searched.add(id(use.stmt))
-        for call in calls_in_statement(use.stmt):
-            transform = _unguarded_map(model, call, use.scope, lambdas)
+        for site in model.calls_in(use.stmt):
+            transform = _unguarded_map(model, site.node, use.scope, lambdas)
             if transform is not None:
                 found.append(transform)
     return found
