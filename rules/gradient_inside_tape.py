@@ -3,7 +3,7 @@ from collections.abc import Iterator
 from tapelint.analysis import FileModel, Tri
 from tapelint.analysis.higher_order import gradient_inside_own_block
 from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule
+from tapelint.rule import Finding, Rule, tape_label
 
 
 class GradientInsideTape(Rule):
@@ -48,7 +48,7 @@ class GradientInsideTape(Rule):
         for call in model.gradient_calls:
             if gradient_inside_own_block(model, call) is not Tri.YES:
                 continue
-            tape = call.tape.name or "the tape"
+            tape = tape_label(call.tape)
             if call.tape.persistent is Tri.YES:
                 effect = "the persistent tape records the gradient computation too"
             elif call.tape.persistent is Tri.NO:

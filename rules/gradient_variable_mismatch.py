@@ -5,7 +5,7 @@ from tapelint.analysis.expressions import argument_value
 from tapelint.analysis.gradients import applied_pairing, gradients_of
 from tapelint.analysis.identity import variable_lists_differ
 from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of
+from tapelint.rule import Finding, Rule, source_of, tape_label
 
 
 class GradientVariableMismatch(Rule):
@@ -57,7 +57,7 @@ class GradientVariableMismatch(Rule):
             sources = argument_value(origin.node, 1, "sources")
             if sources is None or not variable_lists_differ(model, sources, pairing.variables):
                 continue
-            tape = origin.tape.name or "tape"
+            tape = tape_label(origin.tape, "tape")
             computed_for = source_of(model, sources)
             applied_to = f"`{source_of(model, pairing.variables)}`"
             if applied_to == f"`{computed_for}`":

@@ -3,7 +3,7 @@ from collections.abc import Iterator
 from tapelint.analysis import FileModel, Tri
 from tapelint.analysis.recording import target_recorded
 from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of
+from tapelint.rule import Finding, Rule, source_of, tape_label
 
 _WHEN = {
     "after": "after the `with` block of `{tape}` ended",
@@ -53,7 +53,7 @@ class LossOutsideTape(Rule):
             answer = target_recorded(model, call)
             if answer.answer is not Tri.NO or answer.part is None:
                 continue
-            tape = call.tape.name or "the tape"
+            tape = tape_label(call.tape)
             when = _WHEN[answer.when or "after"].format(tape=tape)
             yield Finding(
                 call.node,

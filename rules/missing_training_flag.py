@@ -3,7 +3,7 @@ from collections.abc import Iterator
 from tapelint.analysis import FileModel
 from tapelint.analysis.keras_calls import calls_without_training
 from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule
+from tapelint.rule import Finding, Rule, tape_label
 
 
 class MissingTrainingFlag(Rule):
@@ -56,7 +56,7 @@ class MissingTrainingFlag(Rule):
 
     def check(self, model: FileModel) -> Iterator[Finding]:
         for found in calls_without_training(model):
-            tape = found.tape.name or "the tape"
+            tape = tape_label(found.tape)
             yield Finding(
                 found.node,
                 f"Keras {found.kind} `{found.callee}` is called inside `{tape}`'s block without "

@@ -3,7 +3,7 @@ from collections.abc import Iterator
 from tapelint.analysis import FileModel
 from tapelint.analysis.differentiability import BREAK_REASONS, path_breaks
 from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of
+from tapelint.rule import Finding, Rule, source_of, tape_label
 
 
 class NonDifferentiableOpInPath(Rule):
@@ -46,13 +46,9 @@ class NonDifferentiableOpInPath(Rule):
     severity = Severity.ERROR
 
     def check(self, model: FileModel) -> Iterator[Finding]:
-        reported = set()
         for call in model.gradient_calls:
             for found in path_breaks(model, call):
-                if found.node in reported:
-                    continue
-                reported.add(found.node)
-                tape = call.tape.name or "tape"
+                tape = tape_label(call.tape, "tape")
                 advice = (
                     "apply it only to the part that must stay constant"
                     if found.kind == "stop_gradient"

@@ -3,7 +3,7 @@ from collections.abc import Iterator
 from tapelint.analysis import FileModel
 from tapelint.analysis.reuse import reused_calls
 from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule
+from tapelint.rule import Finding, Rule, tape_label
 
 _HOW = {
     "sequence": "a second time, after an earlier call",
@@ -51,7 +51,7 @@ class NonPersistentTapeReused(Rule):
     def check(self, model: FileModel) -> Iterator[Finding]:
         for tape in model.tapes:
             for reuse in reused_calls(model, tape):
-                name = tape.name or "the tape"
+                name = tape_label(tape)
                 yield Finding(
                     reuse.call.node,
                     f"`{name}.{reuse.call.method}` asks the non-persistent `{name}` for "

@@ -3,7 +3,7 @@ from collections.abc import Iterator
 from tapelint.analysis import FileModel
 from tapelint.analysis.transforms import unguarded_transforms
 from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of
+from tapelint.rule import Finding, Rule, source_of, tape_label
 
 
 class NoneUnsafeGradientTransform(Rule):
@@ -52,12 +52,8 @@ class NoneUnsafeGradientTransform(Rule):
     severity = Severity.ERROR
 
     def check(self, model: FileModel) -> Iterator[Finding]:
-        reported = set()
         for transform in unguarded_transforms(model):
-            if transform.node in reported:
-                continue
-            reported.add(transform.node)
-            tape = transform.origin.tape.name or "tape"
+            tape = tape_label(transform.origin.tape, "tape")
             g = transform.variable
             yield Finding(
                 transform.node,

@@ -3,7 +3,7 @@ from collections.abc import Iterator
 from tapelint.analysis import FileModel
 from tapelint.analysis.dataflow import numpy_on_path
 from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of
+from tapelint.rule import Finding, Rule, source_of, tape_label
 
 
 class NumpyInDifferentiablePath(Rule):
@@ -42,13 +42,9 @@ class NumpyInDifferentiablePath(Rule):
     severity = Severity.ERROR
 
     def check(self, model: FileModel) -> Iterator[Finding]:
-        reported = set()
         for call in model.gradient_calls:
             for numpy_call in numpy_on_path(model, call):
-                if numpy_call.node in reported:
-                    continue
-                reported.add(numpy_call.node)
-                tape = call.tape.name or "the tape"
+                tape = tape_label(call.tape)
                 yield Finding(
                     numpy_call.node,
                     f"`{source_of(model, numpy_call.node)}` leaves TensorFlow inside "

@@ -3,7 +3,7 @@ from collections.abc import Iterator
 from tapelint.analysis import FileModel
 from tapelint.analysis.lifecycle import unreleased
 from tapelint.diagnostics import Applicability, Severity
-from tapelint.rule import Finding, FixIntent, NodeEdit, Rule
+from tapelint.rule import Finding, FixIntent, NodeEdit, Rule, tape_label
 
 _WHERE = {
     "module": "at module level while the statements after it run",
@@ -68,7 +68,7 @@ class PersistentTapeNotReleased(Rule):
             found = unreleased(model, tape)
             if found is None:
                 continue
-            name = tape.name or "tape"
+            name = tape_label(tape, "tape")
             fix = None
             if found.release_after is not None:
                 fix = FixIntent(

@@ -7,7 +7,7 @@ from tapelint.analysis.gradients import applied_gradients, handles_none
 from tapelint.analysis.model import ApplyCall
 from tapelint.analysis.names import dotted_name
 from tapelint.diagnostics import Applicability, Severity
-from tapelint.rule import Finding, FixIntent, NodeEdit, Rule
+from tapelint.rule import Finding, FixIntent, NodeEdit, Rule, tape_label
 
 
 class UnfilteredApplyGradients(Rule):
@@ -69,7 +69,7 @@ class UnfilteredApplyGradients(Rule):
             func = apply.node.func
             owner = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
             callee = f"{owner}.{apply.method}" if owner else apply.method
-            tape = flow.origins[0].tape.name or "tape"
+            tape = tape_label(flow.origins[0].tape, "tape")
             yield Finding(
                 apply.node,
                 f"`{callee}` receives gradients straight from `{tape}.gradient` without a "

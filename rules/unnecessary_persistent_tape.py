@@ -6,7 +6,7 @@ from tapelint.analysis import FileModel, TapeInstance, Tri
 from tapelint.analysis.lifecycle import serves_at_most_one_call
 from tapelint.analysis.model import is_recording
 from tapelint.diagnostics import Applicability, Severity
-from tapelint.rule import Finding, FixIntent, NodeEdit, Rule
+from tapelint.rule import Finding, FixIntent, NodeEdit, Rule, tape_label
 
 
 class UnnecessaryPersistentTape(Rule):
@@ -56,7 +56,7 @@ class UnnecessaryPersistentTape(Rule):
                 continue
             if serves_at_most_one_call(model, tape) is not Tri.YES:
                 continue
-            name = tape.name or "the tape"
+            name = tape_label(tape)
             yield Finding(
                 tape.persistent_arg,
                 f"`{name}` is persistent but answers at most one gradient call; drop "

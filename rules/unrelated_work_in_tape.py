@@ -5,7 +5,7 @@ import libcst as cst
 from tapelint.analysis import FileModel
 from tapelint.analysis.unrelated import unrelated_work
 from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of
+from tapelint.rule import Finding, Rule, source_of, tape_label
 
 
 class UnrelatedWorkInTape(Rule):
@@ -58,7 +58,7 @@ class UnrelatedWorkInTape(Rule):
         names: dict[cst.With, list[str]] = {}
         for tape in model.tapes:
             for block in tape.blocks:
-                names.setdefault(block, []).append(f"`{tape.name or 'tape'}`")
+                names.setdefault(block, []).append(f"`{tape_label(tape, 'tape')}`")
         for block, entered in names.items():
             statement = unrelated_work(model, block)
             if statement is None:

@@ -3,7 +3,7 @@ from collections.abc import Iterator
 from tapelint.analysis import FileModel
 from tapelint.analysis.watching import unwatched_sources
 from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule
+from tapelint.rule import Finding, Rule, tape_label
 
 
 class UnwatchedSource(Rule):
@@ -58,7 +58,7 @@ class UnwatchedSource(Rule):
 
     def check(self, model: FileModel) -> Iterator[Finding]:
         for call in model.gradient_calls:
-            tape = call.tape.name or "the tape"
+            tape = tape_label(call.tape)
             for unwatched in unwatched_sources(model, call):
                 source = unwatched.source.value
                 if unwatched.numpy_array:

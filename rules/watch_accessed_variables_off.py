@@ -4,7 +4,7 @@ from tapelint.analysis import FileModel
 from tapelint.analysis.expressions import call_argument
 from tapelint.analysis.watching import never_watched_call
 from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule
+from tapelint.rule import Finding, Rule, tape_label
 
 
 class WatchAccessedVariablesOff(Rule):
@@ -52,7 +52,7 @@ class WatchAccessedVariablesOff(Rule):
             argument = call_argument(tape.ctor, 1, "watch_accessed_variables")
             if call is None or argument is None:
                 continue
-            name = tape.name or "the tape"
+            name = tape_label(tape)
             yield Finding(
                 argument,
                 f"`{name}` is created with `watch_accessed_variables=False` but never watches "

@@ -78,7 +78,7 @@ class Linter:
         self, module: cst.Module, text: str, is_notebook: bool
     ) -> list[tuple[type[Rule], Finding]]:
         model = build_model(module, source_text=text, is_notebook=is_notebook)
-        return [(type(rule), f) for rule in self.rules for f in rule.check(model)]
+        return [(type(rule), f) for rule in self.rules for f in rule.findings(model)]
 
     def _locate(
         self,

@@ -10,7 +10,7 @@ from typing import ClassVar
 
 import libcst as cst
 
-from tapelint.analysis import FileModel
+from tapelint.analysis import FileModel, TapeInstance
 from tapelint.diagnostics import Applicability, Severity
 
 
@@ -59,6 +59,15 @@ class Rule:
     def check(self, model: FileModel) -> Iterator[Finding]:
         raise NotImplementedError
 
+    def findings(self, model: FileModel) -> Iterator[Finding]:
+        """What `check` finds, one finding per node: an op that several questions lead to
+        (it lies on the path of two gradient calls) is reported once, by its first finding."""
+        reported: set[cst.CSTNode] = set()
+        for finding in self.check(model):
+            if finding.node not in reported:
+                reported.add(finding.node)
+                yield finding
+
     @classmethod
     def documentation(cls) -> str:
         return inspect.cleandoc(cls.__doc__ or "")
@@ -75,3 +84,10 @@ def source_of(model: FileModel, node: cst.CSTNode, limit: int = 48) -> str:
     """The code of a small node for a message, shortened to one line of at most `limit`."""
     text = " ".join(model.module.code_for_node(node).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def tape_label(tape: TapeInstance, unnamed: str = "the tape") -> str:
+    """How a message names a tape: the name it is bound to, or `unnamed` for one that has
+    none (`with tf.GradientTape():` inside a helper, `self.tapes[0]`). Messages that spell
+    a call on the tape (`tape.gradient`) pass "tape"."""
+    return tape.name or unnamed

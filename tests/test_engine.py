@@ -135,3 +135,23 @@ def test_a_tape_that_serves_one_call_is_reported_once():
         "    g = tape.gradient(y, x)\n    opt.step(g)\n"
     )
     assert [d.code for d in LINTER.check_text(source, "s.py")] == ["TAP102"]
+
+
+def test_an_op_on_the_path_of_two_gradient_calls_is_reported_once():
+    """`Rule.findings` keeps the first finding per node: TAP301 asks once per gradient call,
+    and both calls lead to the same `.numpy()`."""
+    source = textwrap.dedent(
+        """\
+        import numpy as np
+        import tensorflow as tf
+
+        with tf.GradientTape(persistent=True) as tape:
+            pred = model(x, training=True)
+            loss = tf.reduce_mean(np.square(pred.numpy() - y))
+        g1 = tape.gradient(loss, model.trainable_variables)
+        g2 = tape.gradient(loss, model.trainable_variables)
+        del tape
+        """
+    )
+    found = [(d.code, d.start.line) for d in LINTER.check_text(source, "t.py")]
+    assert found.count(("TAP301", 6)) == 1
