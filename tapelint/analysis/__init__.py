@@ -1,11 +1,45 @@
 """The tape model: what a module does with its gradient tapes. No rules and no TensorFlow here.
 
-`build_model` walks a parsed module once; the query modules answer questions about it:
-`recording` (was the target recorded?), `dataflow` (what derives from watched values and
-reaches the target?), `lifecycle` (how many calls, escapes, release), `gradients` (where
-gradients go and whether None is handled), `higher_order` (is a gradient taken inside its
-own block differentiated again?), `reuse` (which call asks a spent non-persistent tape?) and
-`unrelated` (which work in a block depends on nothing the tape watches?).
+`build_model` walks a parsed module once; the other modules answer questions about it.
+
+Building the model:
+- `builder`: the one walk that builds the `FileModel` (scopes, definitions, uses, tapes,
+  tape calls, apply calls, NumPy calls, None checks, every call site).
+- `model`: the model's data (`FileModel`, `Def`, `Use`, `TapeInstance`, `TapeCall`,
+  `CallSite`, `Tri`) and its indexes (calls on a tape, calls a statement makes).
+- `state`: the bindings carried along one path while the model is built.
+- `names`: import aliases; the canonical qualified name of an expression.
+- `expressions`: small syntactic questions (names an expression reads, arguments, blocks,
+  is a node inside another).
+
+Questions the rules ask:
+- `recording`: was a gradient target computed while its tape recorded? (TAP101)
+- `dataflow`: which values derive from what a tape watches, and which NumPy calls lie on
+  the way to the target? (TAP301, TAP303)
+- `conversions`: which calls convert a value to NumPy, leaving TensorFlow (asked by
+  `builder`, which records them as NumPy calls).
+- `differentiability`: does the target keep a differentiable path to its sources? (TAP302)
+- `lifecycle`: how a tape is used, whether it escapes, whether it is released. (TAP102,
+  TAP103)
+- `higher_order`: is a gradient taken inside its own block, and differentiated again?
+  (TAP104)
+- `reuse`: which call asks a spent non-persistent tape a second time? (TAP105)
+- `unrelated`: which work in a block depends on nothing the tape watches? (TAP106)
+- `watching`: is a source a plain tensor, did the tape watch it, what does a `watch` call
+  watch? (TAP201, TAP202, TAP204)
+- `keras_objects`: is an expression certainly a Keras model or layer, how was it made,
+  does it hold Keras variables? (TAP203, TAP204, TAP303)
+- `keras_calls`: which calls of such models/layers, made while a trained tape records,
+  behave differently in training and lack `training=`? (TAP303)
+- `gradients`: where a gradient call's results go, what `apply_gradients` pairs, and is
+  None handled on the way? (TAP401, TAP402)
+- `identity`: do two expressions certainly denote different variable lists? (TAP402)
+- `transforms`: which per-gradient transforms run unguarded over raw gradients? (TAP403)
+- `steps`: compiled functions, training steps and training loops. (TAP501, TAP502)
+- `retracing`: which `tf.function`s are created per step or called with a changing Python
+  value? (TAP501)
+- `state_creation`: which calls build training state (optimizers, models, layers,
+  variables) once per step? (TAP502)
 """
 
 from tapelint.analysis.builder import build_model
