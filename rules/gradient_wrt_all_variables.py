@@ -12,7 +12,8 @@ class GradientWrtAllVariables(Rule):
     where the model or layer is known to be a Keras one: built with a Keras constructor in
     this file (directly or by a function of the file that returns it), an instance of a Keras
     subclass defined here, `self` inside such a class, or a parameter annotated as a Keras
-    model or layer.
+    model or layer. So is `self.encoder` when every assignment to it in the class gives one
+    (`self.encoder = keras.Sequential(...)` in `__init__`).
 
     ## Why is this bad?
     `variables` and `weights` include non-trainable state: BatchNormalization moving

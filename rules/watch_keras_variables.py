@@ -12,7 +12,9 @@ class WatchKerasVariables(Rule):
     Checks for `tape.watch(...)` given Keras variables: `model.trainable_variables` (or
     `variables`, `weights`, ...) of a known Keras model or layer, a built-in layer's `kernel`
     or `bias`, `keras.Variable(...)`, `layer.add_weight(...)`, or a list, slice or element of
-    any of them.
+    any of them. Known Keras models and layers are those of TAP203 (gradient-wrt-all-variables):
+    made by a Keras constructor or a Keras subclass of this file, `self` in such a class,
+    `self.encoder` assigned one, a parameter annotated as one.
 
     ## Why is this bad?
     Since TensorFlow 2.16 `tf.keras` is Keras 3, whose `keras.Variable` is not a
