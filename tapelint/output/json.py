@@ -50,3 +50,10 @@ def _edit(edit: Edit) -> dict[str, Any]:
         "end_column": edit.end.column,
         "content": edit.content,
     }
+
+
+def render_annotated(items: Sequence[tuple[Diagnostic, dict[str, Any]]]) -> str:
+    """The same objects with extra keys (`tapelint validate` adds `runtime`, `origin`,
+    `evidence`)."""
+    objects = [{**_diagnostic(diagnostic), **extra} for diagnostic, extra in items]
+    return json.dumps(objects, indent=2, ensure_ascii=False) + "\n"
