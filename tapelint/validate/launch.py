@@ -9,6 +9,7 @@ after a short grace; when the program ends on its own, anything it left running 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -79,7 +80,5 @@ def run_program(
 
 
 def _kill_group(process: subprocess.Popen, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass

@@ -13,6 +13,7 @@ would make an update past `max_steps`, once every optimizer seen so far has made
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -46,10 +47,8 @@ class Recorder:
         os.write(self._fd, line.encode("utf-8", "replace"))
 
     def probe_error(self, error: BaseException) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.emit(schema.PROBE_ERROR, message=f"{type(error).__name__}: {error}")
-        except Exception:
-            pass
 
     # ------------------------------------------------------------------ steps
     def before_updates(self, optimizers: Iterable[int]) -> None:
@@ -82,8 +81,6 @@ class Recorder:
                 self.probe_error(error)
         self.emit(schema.STOP, max_steps=self.max_steps)
         for stream in (sys.stdout, sys.stderr):
-            try:
+            with contextlib.suppress(Exception):
                 stream.flush()
-            except Exception:
-                pass
         os._exit(0)
