@@ -20,6 +20,7 @@ from pathlib import Path
 import click
 
 from tapelint.config import Settings
+from tapelint.registry import rule_by_code_or_name
 from tapelint.runner import Options, display_path, run
 from tapelint.selection import select_rules
 from tapelint.suppression import file_suppressions, line_suppression
@@ -201,8 +202,6 @@ class _Wanted:
         return not self._suppressed(code, path, line)
 
     def _selected(self, code: str) -> bool:
-        from tapelint.registry import rule_by_code_or_name
-
         if rule_by_code_or_name(code) is not None:
             return code in self.selected
         # A rule this tapelint does not define yet: only an explicit ignore drops it.
