@@ -82,7 +82,7 @@ def validate(request: Request) -> int:
     click.echo(report.render(items, request.output_format), nl=False)
     for warning in [*(check.warnings if check else []), *_probe_warnings(observations)]:
         click.echo(f"warning: {warning}", err=True)
-    failed = _failed_before_training(outcome, observations)
+    failed = _failed_before_training(outcome, observations, cwd)
     if request.output_format == "text":
         click.echo(report.summary(items, _how_it_ended(outcome, observations, request)), err=True)
     if failed:
@@ -142,7 +142,7 @@ def _user_files(observations: Observations, cwd: Path) -> list[str]:
     return files
 
 
-def _failed_before_training(outcome: Outcome, observations: Observations) -> str | None:
+def _failed_before_training(outcome: Outcome, observations: Observations, cwd: Path) -> str | None:
     """What went wrong, if the program ended badly without a single optimizer step."""
     if observations.steps or observations.stopped:
         return None
@@ -154,7 +154,9 @@ def _failed_before_training(outcome: Outcome, observations: Observations) -> str
     exceptions = [e for e in observations.of(schema.EXCEPTION) if e.pid == main]
     if exceptions:
         last = exceptions[-1]
-        where = f" at {last.at[0].path}:{last.at[0].first}" if last.at else ""
+        where = ""
+        if last.at:
+            where = f" at {display_path(Path(last.at[0].path), cwd)}:{last.at[0].first}"
         return f"{last['type']}: {last['message'][:300]}{where}"
     return _status(outcome.returncode)
 

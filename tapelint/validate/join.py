@@ -86,11 +86,10 @@ def runtime_findings(
         if not wanted(finding.code, frame.path, frame.first):
             continue
         check = CHECKS[finding.code]
-        position = Position(frame.first, 1)
         diagnostic = Diagnostic(
             path=display(frame.path),
-            start=position,
-            end=Position(frame.last, 1),
+            start=Position(frame.first, frame.column),
+            end=Position(frame.last, frame.column),
             code=finding.code,
             name=check.name,
             severity=Severity(check.severity),

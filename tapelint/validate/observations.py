@@ -21,6 +21,7 @@ class Frame:
     path: str  # resolved
     first: int
     last: int
+    column: int = 1
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def _event(index: int, raw: dict[str, Any], cwd: Path, resolved: dict[str, str])
 
 
 def _frame(item: list, cwd: Path, resolved: dict[str, str]) -> Frame:
-    path, first, last = item
+    path, first, last, *rest = item
     if path not in resolved:
         resolved[path] = path if path.startswith("<") else str((cwd / path).resolve())
-    return Frame(resolved[path], int(first), int(last))
+    return Frame(resolved[path], int(first), int(last), int(rest[0]) if rest else 1)

@@ -56,7 +56,7 @@ def _judge(filename: str) -> bool:
 
 
 def user_frames(frame: FrameType | None, limit: int = MAX_FRAMES) -> list[list]:
-    """`[path, first_line, last_line]` of the user frames from `frame` outwards."""
+    """`[path, first_line, last_line, column]` of the user frames from `frame` outwards."""
     found: list[list] = []
     while frame is not None and len(found) < limit:
         where = _where(frame.f_code, frame.f_lasti, frame.f_lineno)
@@ -89,25 +89,27 @@ def is_user_code(code: CodeType) -> bool:
 def _where(code: CodeType, lasti: int, lineno: int | None) -> list | None:
     filename = code.co_filename
     if is_user_file(filename):
-        first, last = _span(code, lasti, lineno)
-        return [filename, first, last]
+        first, last, column = _span(code, lasti, lineno)
+        return [filename, first, last, column]
     if _GENERATED in filename:
         mapped = generated_lines.get(filename, {}).get(lineno or 0)
         if mapped is not None:
-            return [mapped[0], mapped[1], mapped[1]]
+            return [mapped[0], mapped[1], mapped[1], 1]
     return None
 
 
-def _span(code: CodeType, lasti: int, lineno: int | None) -> tuple[int, int]:
+def _span(code: CodeType, lasti: int, lineno: int | None) -> tuple[int, int, int]:
+    """First line, last line and 1-based start column (of the UTF-8 bytes) being executed."""
     positions = _positions.get(code)
     if positions is None:
         positions = _positions[code] = list(code.co_positions())
     index = lasti // 2
     if 0 <= index < len(positions):
-        first, last = positions[index][0], positions[index][1]
+        first, last, column = positions[index][0], positions[index][1], positions[index][2]
         if first is not None:
-            return first, last if last is not None else first
-    return lineno or 0, lineno or 0
+            last = last if last is not None else first
+            return first, last, (column or 0) + 1
+    return lineno or 0, lineno or 0, 1
 
 
 def caller(depth: int) -> FrameType:
