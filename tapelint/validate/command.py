@@ -157,7 +157,9 @@ def _failed_before_training(outcome: Outcome, observations: Observations, cwd: P
         where = ""
         if last.at:
             where = f" at {display_path(Path(last.at[0].path), cwd)}:{last.at[0].first}"
-        return f"{last['type']}: {last['message'][:300]}{where}"
+        message = (last["message"] or "").strip().splitlines()
+        first_line = message[0][:200] if message else ""
+        return f"{last['type']}: {first_line}{where}"
     return _status(outcome.returncode)
 
 

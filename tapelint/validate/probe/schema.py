@@ -6,7 +6,8 @@ plain data and standard library only.
 Every event has `kind`, `pid` and `step` (optimizer steps completed so far in that process).
 Events caused by user code have `at`: the user frames, innermost first, each
 `[path, first_line, last_line, column]` where the lines span the expression the frame was
-executing (a call spanning lines covers all of them) and the column is where it starts. Kinds and their own fields:
+executing (a call spanning lines covers all of them) and the column is where it starts.
+Kinds and their own fields:
 
 - `start`: `argv`, `tensorflow` (whether the interpreter can import it).
 - `tape`: a `tf.GradientTape` was created. `tape` (serial), `persistent`,
