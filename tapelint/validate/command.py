@@ -83,8 +83,7 @@ def validate(request: Request) -> int:
     for warning in [*(check.warnings if check else []), *_probe_warnings(observations)]:
         click.echo(f"warning: {warning}", err=True)
     failed = _failed_before_training(outcome, observations, cwd)
-    if request.output_format == "text":
-        click.echo(report.summary(items, _how_it_ended(outcome, observations, request)), err=True)
+    click.echo(report.summary(items, _how_it_ended(outcome, observations, request)), err=True)
     if failed:
         click.echo(f"error: the program failed before its first training step: {failed}", err=True)
         if request.quiet and outcome.output_tail:

@@ -67,8 +67,15 @@ def validate(name: str) -> Run:
     if expect.timeout:
         options += ["--timeout", expect.timeout]
     result = subprocess.run(
-        [sys.executable, "-m", "tapelint", "validate", *options, str(script.relative_to(ROOT))]
-        + list(expect.args),
+        [
+            sys.executable,
+            "-m",
+            "tapelint",
+            "validate",
+            *options,
+            str(script.relative_to(ROOT)),
+            *expect.args,
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
