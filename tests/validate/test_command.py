@@ -1,0 +1,55 @@
+"""The `validate` command's own behaviour: commands after `--`, a missing TensorFlow, bad
+usage. Real processes, real TensorFlow."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+from tests.validate.runs import ROOT
+
+
+def _tapelint(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tapelint", "validate", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+    )
+
+
+def test_a_command_after_dash_dash_runs_as_is() -> None:
+    script = "fixtures/runtime/unfiltered_frozen_head.py"
+    result = _tapelint("--quiet", "--output-format", "json", "--", sys.executable, script)
+    assert result.returncode == 1, result.stderr[-2000:]
+    [item] = json.loads(result.stdout)
+    assert (item["code"], item["runtime"], item["origin"]) == ("TAP401", "confirmed", "static")
+    assert "auxiliary/kernel" in item["evidence"]
+
+
+def test_an_interpreter_without_tensorflow_gets_install_instructions(tmp_path: Path) -> None:
+    venv.create(tmp_path / "env", with_pip=False)
+    python = tmp_path / "env" / "bin" / "python"
+    result = _tapelint("--quiet", "--", str(python), "-c", "print('hello')")
+    assert result.returncode == 2
+    assert "TensorFlow is not importable" in result.stderr
+    assert "pip install 'tapelint[validate]'" in result.stderr
+
+
+def test_a_missing_script_is_a_usage_error(tmp_path: Path) -> None:
+    result = _tapelint("no_such_script.py", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "no such script" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_command_that_cannot_start_is_an_error(tmp_path: Path) -> None:
+    result = _tapelint("--", str(tmp_path / "missing-program"), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "cannot run" in result.stderr
