@@ -244,9 +244,16 @@ def _unrelated_work(site: Site, obs: Observations) -> Verdict:
 
 
 def _missing_training_flag(site: Site, obs: Observations) -> Verdict:
-    if not _blocks_containing(site, obs):
+    calls = _at(obs.of(schema.LAYER_CALL), site)
+    if not calls:
         return NOT_REACHED
-    return Verdict.confirmed("the tape's block ran, and the call passes no `training` argument")
+    unset = [c for c in calls if not c["training"]]
+    if unset:
+        return Verdict.confirmed(
+            f"{unset[0]['type']} was called without `training` while the tape recorded "
+            f"({len(unset)} of {len(calls)} calls)"
+        )
+    return Verdict.refuted(f"every call passed `training` ({len(calls)} calls)")
 
 
 # ------------------------------------------------------------------------ updates

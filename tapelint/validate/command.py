@@ -20,16 +20,14 @@ from pathlib import Path
 import click
 
 from tapelint.config import Settings
-from tapelint.registry import rule_by_code_or_name
 from tapelint.runner import Options, display_path, run
-from tapelint.selection import select_rules
-from tapelint.suppression import file_suppressions, line_suppression
 from tapelint.validate import report
 from tapelint.validate.join import Validated, judge, runtime_findings
 from tapelint.validate.launch import Outcome, probe_environment, run_program
 from tapelint.validate.observations import Observations, read_events
 from tapelint.validate.probe import schema
 from tapelint.validate.verdict import Status
+from tapelint.validate.wanted import RuntimeFindingFilter
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_PROGRAM_FAILED = 0, 1, 2, 3
 
@@ -73,7 +71,7 @@ def validate(request: Request) -> int:
     check = run(involved, request.settings, Options()) if involved else None
     diagnostics = check.diagnostics if check else []
     judged = judge(diagnostics, observations, cwd)
-    wanted = _Wanted(request.settings)
+    wanted = RuntimeFindingFilter(request.settings)
     found = runtime_findings(
         judged, observations, cwd, lambda path: display_path(Path(path), cwd), wanted
     )
@@ -184,43 +182,3 @@ def _how_it_ended(outcome: Outcome, observations: Observations, request: Request
 def _probe_warnings(observations: Observations) -> list[str]:
     messages = sorted({e["message"] for e in observations.of(schema.PROBE_ERROR)})
     return [f"the instrumentation failed ({m}); verdicts may be incomplete" for m in messages]
-
-
-class _Wanted:
-    """Whether a runtime-only finding passes the rule selection and `# noqa` comments."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.selected = {
-            rule.code
-            for rule in select_rules(
-                settings.select, settings.extend_select, settings.ignore, preview=settings.preview
-            )
-        }
-        self._lines: dict[str, list[str]] = {}
-
-    def __call__(self, code: str, path: str, line: int) -> bool:
-        if not self._selected(code):
-            return False
-        return not self._suppressed(code, path, line)
-
-    def _selected(self, code: str) -> bool:
-        if rule_by_code_or_name(code) is not None:
-            return code in self.selected
-        # A rule this tapelint does not define yet: only an explicit ignore drops it.
-        return not any(code.startswith(selector.upper()) for selector in self.settings.ignore)
-
-    def _suppressed(self, code: str, path: str, line: int) -> bool:
-        if path not in self._lines:
-            try:
-                self._lines[path] = Path(path).read_text(encoding="utf-8").split("\n")
-            except (OSError, UnicodeDecodeError):
-                self._lines[path] = []
-        lines = self._lines[path]
-        text = "\n".join(lines)
-        codes = [*file_suppressions(text)]
-        if 0 < line <= len(lines):
-            on_line = line_suppression(lines[line - 1])
-            if on_line is not False:
-                codes.append(on_line)
-        return any(c is None or any(code.startswith(s) for s in c) for c in codes)

@@ -53,3 +53,33 @@ def test_a_command_that_cannot_start_is_an_error(tmp_path: Path) -> None:
     result = _tapelint("--", str(tmp_path / "missing-program"), cwd=tmp_path)
     assert result.returncode == 2
     assert "cannot run" in result.stderr
+
+
+def test_pytest_run_with_python_dash_m_is_instrumented() -> None:
+    suite = "fixtures/runtime/pytest_suite.py"
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", suite]
+    result = _tapelint("--quiet", "--output-format", "json", "--", *command)
+    assert result.returncode == 1, result.stderr[-2000:]
+    [item] = json.loads(result.stdout)
+    line = next(
+        number
+        for number, text in enumerate((ROOT / suite).read_text().splitlines(), start=1)
+        if "the TAP401 line" in text
+    )
+    assert (item["line"], item["code"], item["runtime"]) == (line, "TAP401", "confirmed")
+    assert "The program exited with status 0 after 2 optimizer steps" in result.stderr
+
+
+def test_a_runtime_finding_obeys_noqa(tmp_path: Path) -> None:
+    runtime = ROOT / "fixtures" / "runtime"
+    (tmp_path / "cross_module_helper.py").write_text(
+        (runtime / "cross_module_helper.py").read_text()
+    )
+    helper = (runtime / "update_helpers.py").read_text()
+    marked = "optimizer.apply_gradients(zip(grads, variables))"
+    assert marked in helper
+    (tmp_path / "update_helpers.py").write_text(helper.replace(marked, marked + "  # noqa: TAP401"))
+    result = _tapelint("--quiet", "--output-format", "json", "cross_module_helper.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert json.loads(result.stdout) == []
+    assert "0 found at runtime only" in result.stderr

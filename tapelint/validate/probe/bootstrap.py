@@ -69,10 +69,11 @@ def _patch_keras(recorder: Recorder) -> None:
     from keras.src.optimizers.base_optimizer import BaseOptimizer
     from tensorflow.python.eager import context
 
-    from . import constructions, optimizers
+    from . import constructions, layers, optimizers
 
     optimizers.install(recorder, BaseOptimizer, context.executing_eagerly)
     constructions.install_keras(recorder, Layer, BaseOptimizer)
+    layers.install(recorder, Layer)
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):

@@ -32,7 +32,7 @@ class Recorder:
         self.step = 0
         self._serial = 0
         self._lock = threading.Lock()
-        self._on_stop: list = []
+        self.lost = 0  # events that could not be written
 
     def serial(self) -> int:
         with self._lock:
@@ -40,15 +40,19 @@ class Recorder:
             return self._serial
 
     def emit(self, kind: str, **fields: Any) -> None:
+        """Append one event. Never raises: the user's program must not fail because of us
+        (a program that closed every file descriptor just loses its events)."""
         fields["kind"] = kind
         fields["pid"] = os.getpid()
         fields["step"] = self.step
-        line = json.dumps(fields, default=repr, separators=(",", ":")) + "\n"
-        os.write(self._fd, line.encode("utf-8", "replace"))
+        try:
+            line = json.dumps(fields, default=repr, separators=(",", ":")) + "\n"
+            os.write(self._fd, line.encode("utf-8", "replace"))
+        except Exception:
+            self.lost += 1
 
     def probe_error(self, error: BaseException) -> None:
-        with contextlib.suppress(Exception):
-            self.emit(schema.PROBE_ERROR, message=f"{type(error).__name__}: {error}")
+        self.emit(schema.PROBE_ERROR, message=f"{type(error).__name__}: {error}")
 
     # ------------------------------------------------------------------ steps
     def before_updates(self, optimizers: Iterable[int]) -> None:
@@ -69,16 +73,8 @@ class Recorder:
             self.step = step
             self.emit(schema.STEPS)
 
-    def on_stop(self, callback) -> None:
-        self._on_stop.append(callback)
-
     def stop(self) -> None:
         """End the program now: the steps asked for are done."""
-        for callback in self._on_stop:
-            try:
-                callback()
-            except Exception as error:
-                self.probe_error(error)
         self.emit(schema.STOP, max_steps=self.max_steps)
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):

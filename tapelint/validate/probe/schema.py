@@ -29,6 +29,8 @@ Kinds and their own fields:
   code), `definition` ([path, first_line, header_last_line] of the wrapped function).
 - `call`: a user `tf.function` was called eagerly. `function`, `traces_before`,
   `traces_after`.
+- `layer-call`: user code called a Keras layer or model while `recording` (tape serials)
+  was not empty; `type`, `training` (whether `training=` was passed).
 - `construct`: user code constructed a Keras layer or model, a Keras optimizer, or a
   `tf.Variable` (`what`, `type`).
 - `steps`: the step count grew; `step` is the new count.
@@ -51,6 +53,7 @@ APPLY = "apply"
 FUNCTION = "function"
 CALL = "call"
 CONSTRUCT = "construct"
+LAYER_CALL = "layer-call"
 STEPS = "steps"
 EXCEPTION = "exception"
 STOP = "stop"
