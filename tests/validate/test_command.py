@@ -83,3 +83,11 @@ def test_a_runtime_finding_obeys_noqa(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout) == []
     assert "0 found at runtime only" in result.stderr
+
+
+def test_check_does_not_load_the_validator() -> None:
+    script = "import sys, tapelint.cli; assert 'tapelint.validate' not in sys.modules"
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
