@@ -49,6 +49,8 @@ PATCHED = (
     Layer,
     numpy,
     loader,
+    tf,
+    tf.math,
 )
 
 

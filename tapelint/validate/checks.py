@@ -201,26 +201,36 @@ def _gradients_after(obs: Observations, pid: int, tapes: Iterable[int], after: i
     ]
 
 
-def _cut_path(site: Site, obs: Observations) -> Verdict:
-    """A NumPy conversion or non-differentiable op: the gradients that follow lost a path."""
+def _numpy_in_path(site: Site, obs: Observations) -> Verdict:
+    """A NumPy conversion while a tape recorded: did the gradients that follow lose a path?"""
     conversions = [c for c in obs.of(schema.CONVERT) if any(site.overlaps(f) for f in c.at)]
     for conversion in conversions:
         if conversion["error"]:
+            error = conversion["error"][0]
+            return Verdict.confirmed(f"converting a tensor to NumPy raised {error}")
+    if not conversions:
+        return _block_gradients(site, obs)
+    return _path_cut_by(conversions, obs, "a tensor went to NumPy")
+
+
+def _op_in_path(site: Site, obs: Observations) -> Verdict:
+    """A non-differentiable op while a tape recorded: did the gradients that follow lose a path?"""
+    calls = _at(obs.of(schema.OP), site)
+    if not calls:
+        return _block_gradients(site, obs)
+    return _path_cut_by(calls, obs, f"`{calls[0]['op']}` ran")
+
+
+def _path_cut_by(events: list[Event], obs: Observations, what: str) -> Verdict:
+    for event in events:
+        later = _gradients_after(obs, event.pid, event["recording"], event.index)
+        if any(any(c["none"] or []) for c in later):
             return Verdict.confirmed(
-                f"converting a tensor to NumPy raised {conversion['error'][0]}"
+                f"{what} while the tape recorded, and the tape's gradient call returned None"
             )
-    if conversions:
-        for conversion in conversions:
-            later = _gradients_after(obs, conversion.pid, conversion["recording"], conversion.index)
-            if any(any(c["none"] or []) for c in later):
-                return Verdict.confirmed(
-                    f"a tensor went to NumPy ({conversion['how']}) while the tape recorded, "
-                    "and the tape's gradient call returned None"
-                )
-        return Verdict.refuted(
-            "the conversion ran while the tape recorded, but the tape's gradients were not None"
-        )
-    return _block_gradients(site, obs)
+    return Verdict.refuted(
+        f"{what} while the tape recorded, but the tape's gradients were not None"
+    )
 
 
 def _block_gradients(site: Site, obs: Observations) -> Verdict:
@@ -387,9 +397,9 @@ CHECKS: dict[str, Check] = {
               "the ValueError was raised", _watch_keras_variables),
         Check("TAP301", "numpy-in-differentiable-path", "error",
               "a NumPy conversion of a tensor ran while the tape recorded, and the target's "
-              "gradient is None", _cut_path),
+              "gradient is None", _numpy_in_path),
         Check("TAP302", "non-differentiable-op-in-path", "error",
-              "the target's gradient is None", _block_gradients),
+              "the target's gradient is None", _op_in_path),
         Check("TAP303", "missing-training-flag", "warning",
               "the call ran with training unset", _missing_training_flag),
         Check("TAP401", "unfiltered-apply-gradients", "warning",

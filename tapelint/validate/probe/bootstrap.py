@@ -41,38 +41,95 @@ def start() -> None:
 
 
 def _patch_tensorflow(recorder: Recorder) -> None:
-    from tensorflow.python.eager import backprop, context
-    from tensorflow.python.framework import ops
-    from tensorflow.python.framework import tensor as tensor_lib
-    from tensorflow.python.ops import variables
-    from tensorflow.python.util import nest
-
-    from . import constructions, conversions, functions, tapes
-
-    eager = context.executing_eagerly
-    tapes.install(recorder, backprop, nest, tensor_lib.Tensor, eager)
-    conversions.install(recorder, ops._EagerTensorBase, tensor_lib.Tensor, sys.modules["numpy"])
-    from tensorflow.python.eager.polymorphic_function import polymorphic_function
-
-    functions.install(recorder, polymorphic_function.Function, eager)
-    constructions.install_variables(recorder, variables.VariableMetaclass)
-    try:
-        from tensorflow.python.autograph.pyct import loader
-    except ImportError as error:  # events in converted code then point at the call site
-        recorder.probe_error(error)
-    else:
-        functions.install_source_maps(loader)
+    _each(recorder, (_tapes, _conversions, _functions, _variables, _cut_ops, _source_maps))
 
 
 def _patch_keras(recorder: Recorder) -> None:
-    from keras.src.layers.layer import Layer
-    from keras.src.optimizers.base_optimizer import BaseOptimizer
+    _each(recorder, (_optimizers, _layers))
+
+
+def _each(recorder: Recorder, installers: tuple[Callable[[Recorder], None], ...]) -> None:
+    """Install each patch on its own: one that does not fit this TensorFlow or Keras version
+    is reported (`probe-error`) without costing the others."""
+    for install in installers:
+        try:
+            install(recorder)
+        except Exception as error:
+            recorder.probe_error(error)
+
+
+def _eager() -> Callable[[], bool]:
     from tensorflow.python.eager import context
 
-    from . import constructions, layers, optimizers
+    return context.executing_eagerly
 
-    optimizers.install(recorder, BaseOptimizer, context.executing_eagerly)
+
+def _tapes(recorder: Recorder) -> None:
+    from tensorflow.python.eager import backprop
+    from tensorflow.python.framework import tensor as tensor_lib
+    from tensorflow.python.util import nest
+
+    from . import tapes
+
+    tapes.install(recorder, backprop, nest, tensor_lib.Tensor, _eager())
+
+
+def _conversions(recorder: Recorder) -> None:
+    from tensorflow.python.framework import ops
+    from tensorflow.python.framework import tensor as tensor_lib
+
+    from . import conversions
+
+    conversions.install(recorder, ops._EagerTensorBase, tensor_lib.Tensor, sys.modules["numpy"])
+
+
+def _functions(recorder: Recorder) -> None:
+    from tensorflow.python.eager.polymorphic_function import polymorphic_function
+
+    from . import functions
+
+    functions.install(recorder, polymorphic_function.Function, _eager())
+
+
+def _variables(recorder: Recorder) -> None:
+    from tensorflow.python.ops import variables
+
+    from . import constructions
+
+    constructions.install_variables(recorder, variables.VariableMetaclass)
+
+
+def _cut_ops(recorder: Recorder) -> None:
+    from . import cut_ops
+
+    tensorflow = sys.modules["tensorflow"]
+    cut_ops.install(recorder, [tensorflow, tensorflow.math])
+
+
+def _source_maps(recorder: Recorder) -> None:
+    """Without them, events in AutoGraph-converted code point at the tf.function's caller."""
+    from tensorflow.python.autograph.pyct import loader
+
+    from . import functions
+
+    functions.install_source_maps(loader)
+
+
+def _optimizers(recorder: Recorder) -> None:
+    from keras.src.layers.layer import Layer
+    from keras.src.optimizers.base_optimizer import BaseOptimizer
+
+    from . import constructions, optimizers
+
+    optimizers.install(recorder, BaseOptimizer, _eager())
     constructions.install_keras(recorder, Layer, BaseOptimizer)
+
+
+def _layers(recorder: Recorder) -> None:
+    from keras.src.layers.layer import Layer
+
+    from . import layers
+
     layers.install(recorder, Layer)
 
 

@@ -29,6 +29,8 @@ Kinds and their own fields:
   code), `definition` ([path, first_line, header_last_line] of the wrapped function).
 - `call`: a user `tf.function` was called eagerly. `function`, `traces_before`,
   `traces_after`.
+- `op`: user code called a gradient-cutting op (`op`: `argmax`, `cast`, ...) while
+  `recording` (tape serials) was not empty.
 - `layer-call`: user code called a Keras layer or model while `recording` (tape serials)
   was not empty; `type`, `training` (whether `training=` was passed).
 - `construct`: user code constructed a Keras layer or model, a Keras optimizer, or a
@@ -54,6 +56,7 @@ FUNCTION = "function"
 CALL = "call"
 CONSTRUCT = "construct"
 LAYER_CALL = "layer-call"
+OP = "op"
 STEPS = "steps"
 EXCEPTION = "exception"
 STOP = "stop"
