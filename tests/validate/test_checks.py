@@ -19,39 +19,47 @@ from tapelint.validate.verdict import Site
 from tests.validate.runs import RUNTIME
 
 SCENARIOS = RUNTIME / "scenarios.py"
+CRASH = RUNTIME / "scenarios_crash.py"  # ends with an uncaught error on purpose
 _SITE = re.compile(r"#\s*site:\s*(TAP\d{3})\s+([a-z-]+)")
 
 
-def _sites() -> list[tuple[int, str, str]]:
-    lines = SCENARIOS.read_text(encoding="utf-8").splitlines()
-    return [
-        (number, m.group(1), m.group(2))
-        for number, line in enumerate(lines, start=1)
-        if (m := _SITE.search(line))
-    ]
+def _sites() -> list[tuple[str, int, str, str]]:
+    found = []
+    for script in (SCENARIOS, CRASH):
+        lines = script.read_text(encoding="utf-8").splitlines()
+        found += [
+            (script.name, number, m.group(1), m.group(2))
+            for number, line in enumerate(lines, start=1)
+            if (m := _SITE.search(line))
+        ]
+    return found
 
 
 @cache
-def _observations(scratch: str) -> Observations:
+def _observations(script: Path, scratch: str) -> Observations:
+    Path(scratch).mkdir(parents=True, exist_ok=True)
     events = Path(scratch) / "events.jsonl"
     env = probe_environment(events, max_steps=1000)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     result = subprocess.run(
-        [sys.executable, str(SCENARIOS)], env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=300
     )
-    assert result.returncode == 0, result.stderr[-3000:]
+    assert (result.returncode != 0) == (script == CRASH), result.stderr[-3000:]
     return read_events(events, Path.cwd())
 
 
 @pytest.fixture(scope="module")
-def observations(tmp_path_factory: pytest.TempPathFactory) -> Observations:
-    return _observations(os.fspath(tmp_path_factory.mktemp("scenarios")))
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return os.fspath(tmp_path_factory.mktemp("scenarios"))
 
 
-@pytest.mark.parametrize(("line", "code", "status"), _sites(), ids=lambda v: str(v))
-def test_check_judges_the_scenario(observations, line: int, code: str, status: str) -> None:
-    site = Site(str(SCENARIOS.resolve()), line, line)
-    verdict = CHECKS[code].judge(site, observations)
+@pytest.mark.parametrize(("script", "line", "code", "status"), _sites(), ids=lambda v: str(v))
+def test_check_judges_the_scenario(
+    scratch: str, script: str, line: int, code: str, status: str
+) -> None:
+    path = RUNTIME / script
+    observations = _observations(path, os.path.join(scratch, path.stem))
+    verdict = CHECKS[code].judge(Site(str(path.resolve()), line, line), observations)
     assert verdict.status.value == status, verdict.evidence
 
 

@@ -34,5 +34,8 @@ def _run_shadowed_sitecustomize() -> None:
     spec.loader.exec_module(module)
 
 
-_start_probe()
+try:
+    _start_probe()
+except Exception as error:  # the program must still run, and the parent will say why
+    print(f"tapelint: instrumentation not started: {error}", file=sys.stderr)
 _run_shadowed_sitecustomize()
