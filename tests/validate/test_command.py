@@ -4,6 +4,7 @@ usage. Real processes, real TensorFlow."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import venv
@@ -12,7 +13,7 @@ from pathlib import Path
 from tests.validate.runs import ROOT
 
 
-def _tapelint(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+def _tapelint(*args: str, cwd: Path = ROOT, path: str = "") -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "tapelint", "validate", *args],
         cwd=cwd,
@@ -20,7 +21,7 @@ def _tapelint(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
         text=True,
         timeout=300,
         check=False,
-        env={**__import__("os").environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), path]))},
     )
 
 
@@ -91,3 +92,11 @@ def test_check_does_not_load_the_validator() -> None:
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_an_existing_sitecustomize_still_runs(tmp_path: Path) -> None:
+    (tmp_path / "sitecustomize.py").write_text("MARK = 'the project sitecustomize ran'\n")
+    show = "import sys; print(sys.modules['sitecustomize'].MARK)"
+    result = _tapelint("--", sys.executable, "-c", show, path=str(tmp_path))
+    assert "the project sitecustomize ran" in result.stdout
+    assert result.returncode == 0, result.stderr[-2000:]
