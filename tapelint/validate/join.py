@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tapelint.diagnostics import Diagnostic, Position, Severity
 from tapelint.validate.checks import CHECKS
-from tapelint.validate.observations import Event, Frame, Observations
+from tapelint.validate.observations import Frame, Observations
 from tapelint.validate.probe import schema
 from tapelint.validate.verdict import Site, Status, Verdict
 
@@ -54,7 +54,6 @@ def judge(
 @dataclass(frozen=True)
 class _Finding:
     code: str
-    event: Event
     frame: Frame
     message: str
     evidence: str
@@ -105,7 +104,6 @@ def _findings(observations: Observations) -> Iterable[_Finding]:
             names = ", ".join(apply["none_variables"][:3])
             yield _Finding(
                 "TAP401",
-                apply,
                 apply.where,
                 f"a None gradient reached `{apply['method']}` at runtime (no gradient for "
                 f"{names}); filter out None gradients and report the variables that got none",
@@ -116,7 +114,6 @@ def _findings(observations: Observations) -> Iterable[_Finding]:
         if error and error[0] == "RuntimeError" and "non-persistent" in error[1] and call.where:
             yield _Finding(
                 "TAP105",
-                call,
                 call.where,
                 "a non-persistent tape was asked for gradients a second time at runtime; "
                 "make one call with every source, or use `persistent=True` and `del` it after",
@@ -127,7 +124,6 @@ def _findings(observations: Observations) -> Iterable[_Finding]:
         if error and error[0] == "ValueError" and watch.where is not None:
             yield _Finding(
                 "TAP204",
-                watch,
                 watch.where,
                 "`watch` refused a Keras variable at runtime; let the tape watch the variables "
                 "it reads, or watch `[v.value for v in variables]`",
@@ -137,7 +133,6 @@ def _findings(observations: Observations) -> Iterable[_Finding]:
         if "singleton tf.Variables" in (exception["message"] or "") and exception.at:
             yield _Finding(
                 "TAP502",
-                exception,
                 exception.at[0],
                 "a tf.function step created variables after its first call; create models, "
                 "optimizers and variables once, outside the step",

@@ -47,7 +47,6 @@ class Observations:
     by_kind: dict[str, list[Event]] = field(default_factory=lambda: defaultdict(list))
     tapes: dict[tuple[int, int], Event] = field(default_factory=dict)
     tape_ends: dict[tuple[int, int], Event] = field(default_factory=dict)
-    unreadable_lines: int = 0
 
     def of(self, kind: str) -> list[Event]:
         return self.by_kind.get(kind, [])
@@ -83,8 +82,7 @@ def read_events(path: Path, cwd: Path) -> Observations:
         try:
             raw = json.loads(line)
         except json.JSONDecodeError:
-            observations.unreadable_lines += 1  # a line cut short by a kill
-            continue
+            continue  # a line cut short when the program was killed
         event = _event(len(observations.events), raw, cwd, resolved)
         observations.events.append(event)
         observations.by_kind[event.kind].append(event)

@@ -77,11 +77,6 @@ def traceback_frames(tb: TracebackType | None, limit: int = MAX_FRAMES) -> list[
     return found[::-1][:limit]
 
 
-def first_user_frame(frame: FrameType | None) -> list | None:
-    found = user_frames(frame, limit=1)
-    return found[0] if found else None
-
-
 def is_user_code(code: CodeType) -> bool:
     return is_user_file(code.co_filename)
 

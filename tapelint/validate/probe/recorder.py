@@ -32,7 +32,6 @@ class Recorder:
         self.step = 0
         self._serial = 0
         self._lock = threading.Lock()
-        self.lost = 0  # events that could not be written
 
     def serial(self) -> int:
         with self._lock:
@@ -45,11 +44,9 @@ class Recorder:
         fields["kind"] = kind
         fields["pid"] = os.getpid()
         fields["step"] = self.step
-        try:
+        with contextlib.suppress(Exception):
             line = json.dumps(fields, default=repr, separators=(",", ":")) + "\n"
             os.write(self._fd, line.encode("utf-8", "replace"))
-        except Exception:
-            self.lost += 1
 
     def probe_error(self, error: BaseException) -> None:
         self.emit(schema.PROBE_ERROR, message=f"{type(error).__name__}: {error}")
