@@ -1,4 +1,4 @@
-"""The `tapelint` command: `check`, `rule`, `rules` and `--version`.
+"""The `tapelint` command: `check`, `rule`, `rules`, `validate` and `--version`.
 
 Exit status: 0 nothing found, 1 diagnostics found (0 with `--exit-zero`; with `--diff`,
 1 when there is a diff), 2 a usage or config error, a missing path, or an internal error.
@@ -273,6 +273,122 @@ def rules_command() -> int:
 
 def _default(rule: type[Rule]) -> str:
     return "preview" if rule.preview else "on by default"
+
+
+class _ValidateCommand(click.Command):
+    """Remembers whether the program came after `--` (a command to run as is)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["tapelint.validate.dash_dash"] = _program_after_dash_dash(args)
+        return super().parse_args(ctx, args)
+
+
+def _program_after_dash_dash(args: list[str]) -> bool:
+    """Whether `--` ends the options (before the first argument that is not an option)."""
+    takes_value = {"--paths", "--max-steps", "--timeout", "--output-format", "--config"}
+    takes_value |= {"--select", "--extend-select", "--ignore"}
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "--":
+            return True
+        elif arg in takes_value:
+            skip = True
+        elif not arg.startswith("-"):
+            return False
+    return False
+
+
+@cli.command(
+    "validate",
+    cls=_ValidateCommand,
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+@click.argument("program", nargs=-1, type=click.UNPROCESSED)
+@click.option(
+    "--paths",
+    multiple=True,
+    type=click.Path(),
+    help="More files or directories to check statically (repeatable).",
+)
+@click.option(
+    "--max-steps",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Stop the program after this many optimizer steps.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=120,
+    show_default=True,
+    help="Kill the program (its whole process group) after this many seconds.",
+)
+@click.option("--quiet", is_flag=True, help="Capture the program's output instead of showing it.")
+@click.option(
+    "--output-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="How to print diagnostics and verdicts.",
+)
+@click.option("--select", multiple=True, metavar="SELECTORS", help=f"Run only these. {_SELECTORS}")
+@click.option(
+    "--extend-select", multiple=True, metavar="SELECTORS", help=f"Run these too. {_SELECTORS}"
+)
+@click.option(
+    "--ignore", multiple=True, metavar="SELECTORS", help=f"Do not run these. {_SELECTORS}"
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A pyproject.toml, or a TOML file with the settings at its top level.",
+)
+@click.option("--preview", is_flag=True, help="Enable preview rules.")
+@click.pass_context
+def validate_command(
+    ctx: click.Context,
+    program: tuple[str, ...],
+    paths: tuple[str, ...],
+    max_steps: int,
+    timeout: float,
+    quiet: bool,
+    output_format: str,
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    config_file: Path | None,
+    preview: bool,
+) -> int:
+    """Run SCRIPT (or, after `--`, any COMMAND) on TensorFlow and confirm findings.
+
+    \b
+    tapelint validate [OPTIONS] SCRIPT [SCRIPT_ARGS...]
+    tapelint validate [OPTIONS] -- COMMAND [ARGS...]
+
+    Every diagnostic in the files the run went through gets a verdict: confirmed, refuted,
+    not-reached or inconclusive. Exit status: 1 something confirmed or found at runtime,
+    0 nothing, 2 a tapelint error, 3 the program failed before its first training step.
+    """
+    from tapelint.validate.command import Request, ValidateError, validate
+
+    request = Request(
+        program=program,
+        is_command=bool(ctx.meta.get("tapelint.validate.dash_dash")),
+        paths=paths,
+        max_steps=max_steps,
+        timeout=timeout,
+        quiet=quiet,
+        output_format=output_format,
+        settings=_settings(config_file, select, extend_select, ignore, preview),
+    )
+    try:
+        return validate(request)
+    except ValidateError as error:
+        raise click.ClickException(str(error)) from None
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:

@@ -53,3 +53,10 @@ def _edit(edit: Edit) -> dict[str, Any]:
     if edit.cell is not None:
         result["cell"] = edit.cell
     return result
+
+
+def render_annotated(items: Sequence[tuple[Diagnostic, dict[str, Any]]]) -> str:
+    """The same objects with extra keys (`tapelint validate` adds `runtime`, `origin`,
+    `evidence`)."""
+    objects = [{**_diagnostic(diagnostic), **extra} for diagnostic, extra in items]
+    return json.dumps(objects, indent=2, ensure_ascii=False) + "\n"

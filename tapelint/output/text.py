@@ -16,3 +16,8 @@ def line(diagnostic: Diagnostic) -> str:
     cell = f"cell {diagnostic.cell}:" if diagnostic.cell is not None else ""
     where = f"{diagnostic.path}:{cell}{diagnostic.start.line}:{diagnostic.start.column}"
     return f"{where}: {diagnostic.code} {diagnostic.message}"
+
+
+def render_annotated(items: Sequence[tuple[Diagnostic, str]]) -> str:
+    """Each diagnostic's line followed by a note (`tapelint validate`'s verdicts)."""
+    return "".join(f"{line(diagnostic)} {note}\n" for diagnostic, note in items)

@@ -1,0 +1,417 @@
+"""The runtime check of every rule: RULES.md's "runtime confirmation" column as code.
+
+Keyed by rule code, so a rule's diagnostics get verdicts as soon as the rule exists; a code
+missing here gets `inconclusive`. Each judge looks at the events whose user frame matches
+the diagnostic's place (the lines of the reported node; for TAP103 the `with` statement's
+first line) and answers confirmed / refuted / not-reached / inconclusive with a short
+evidence sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from tapelint.validate.observations import Event, Observations
+from tapelint.validate.probe import schema
+from tapelint.validate.verdict import NOT_REACHED, Site, Verdict
+
+Judge = Callable[[Site, Observations], Verdict]
+
+
+@dataclass(frozen=True)
+class Check:
+    code: str
+    name: str
+    severity: str
+    fact: str  # what confirms the diagnostic, as RULES.md words it
+    judge: Judge
+
+
+def _at(events: Iterable[Event], site: Site) -> list[Event]:
+    return [e for e in events if site.overlaps(e.where)]
+
+
+def _times(count: int) -> str:
+    return "once" if count == 1 else f"{count} times"
+
+
+def _all_none(event: Event) -> bool:
+    return bool(event["none"]) and all(event["none"])
+
+
+# --------------------------------------------------------------------- gradient calls
+def _loss_outside_tape(site: Site, obs: Observations) -> Verdict:
+    calls = _at(obs.of(schema.GRADIENT), site)
+    if not calls:
+        return NOT_REACHED
+    empty = [c for c in calls if _all_none(c)]
+    if empty:
+        return Verdict.confirmed(
+            f"every gradient it returned was None ({len(empty)} of {len(calls)} calls)"
+        )
+    if all(c["error"] for c in calls):
+        return Verdict.inconclusive(f"the call raised {calls[0]['error'][0]}")
+    return Verdict.refuted(f"the call returned gradients ({len(calls)} calls)")
+
+
+def _gradient_inside_tape(site: Site, obs: Observations) -> Verdict:
+    calls = _at(obs.of(schema.GRADIENT), site)
+    if not calls:
+        return NOT_REACHED
+    inside = [c for c in calls if c["recording"]]
+    if inside:
+        return Verdict.confirmed(
+            f"ran while its tape was recording ({len(inside)} of {len(calls)} calls)"
+        )
+    return Verdict.refuted(f"ran after its tape stopped recording ({len(calls)} calls)")
+
+
+def _tape_reused(site: Site, obs: Observations) -> Verdict:
+    calls = _at(obs.of(schema.GRADIENT), site)
+    if not calls:
+        return NOT_REACHED
+    for call in calls:
+        if _is_reuse_error(call):
+            return Verdict.confirmed(f"{call['error'][0]}: {call['error'][1]}")
+    return Verdict.refuted(f"the call ran without the error ({len(calls)} calls)")
+
+
+def _is_reuse_error(event: Event) -> bool:
+    error = event["error"]
+    return bool(error) and error[0] == "RuntimeError" and "non-persistent" in error[1]
+
+
+def _unwatched_source(site: Site, obs: Observations) -> Verdict:
+    calls = _at(obs.of(schema.GRADIENT), site)
+    if not calls:
+        return NOT_REACHED
+    tensor_results = [
+        none
+        for call in calls
+        for kind, none in zip(call["sources"] or [], call["none"] or [], strict=False)
+        if kind == "tensor"
+    ]
+    if not tensor_results:
+        return Verdict.inconclusive("no source of this call was a plain tensor")
+    if any(tensor_results):
+        return Verdict.confirmed("a plain-tensor source got a None gradient")
+    return Verdict.refuted("every plain-tensor source got a gradient")
+
+
+def _some_none(site: Site, obs: Observations) -> Verdict:
+    calls = [c for c in _at(obs.of(schema.GRADIENT), site) if not c["error"]]
+    if not calls:
+        return NOT_REACHED
+    missing = sum(sum(1 for n in c["none"] or [] if n) for c in calls)
+    if missing:
+        return Verdict.confirmed(f"{missing} gradients were None over {len(calls)} calls")
+    return Verdict.refuted(f"every gradient was computed ({len(calls)} calls)")
+
+
+# ------------------------------------------------------------------------- tapes
+def _tapes_created_at(site: Site, obs: Observations, *, header: bool = False) -> list[Event]:
+    match = site.starts_with if header else site.overlaps
+    tapes = [t for t in obs.of(schema.TAPE) if match(t.where)]
+    if header:
+        keys = {(t.pid, t["tape"]) for t in tapes}
+        for enter in obs.of(schema.ENTER):
+            if site.starts_with(enter.where) and (enter.pid, enter["tape"]) not in keys:
+                tape = obs.tapes.get((enter.pid, enter["tape"]))
+                if tape is not None:
+                    tapes.append(tape)
+                    keys.add((enter.pid, enter["tape"]))
+    return tapes
+
+
+def _unnecessary_persistent(site: Site, obs: Observations) -> Verdict:
+    tapes = [t for t in _tapes_created_at(site, obs) if t["persistent"]]
+    if not tapes:
+        return NOT_REACHED
+    ends = [obs.tape_ends[(t.pid, t["tape"])] for t in tapes if (t.pid, t["tape"]) in obs.tape_ends]
+    if not ends:
+        return Verdict.inconclusive("no tape from here finished before the program ended")
+    most = max(end["calls"] for end in ends)
+    if most <= 1:
+        return Verdict.confirmed(f"each of {len(ends)} tapes served at most one gradient call")
+    return Verdict.refuted(f"a tape from here served {most} gradient calls")
+
+
+def _not_released(site: Site, obs: Observations) -> Verdict:
+    tapes = [t for t in _tapes_created_at(site, obs, header=True) if t["persistent"]]
+    if not tapes:
+        return NOT_REACHED
+    eager = [t for t in tapes if not t["traced"]]
+    if not eager:
+        return Verdict.inconclusive("the tape exists only while a tf.function traces")
+    ends = [obs.tape_ends[(t.pid, t["tape"])] for t in eager if (t.pid, t["tape"]) in obs.tape_ends]
+    if not ends:
+        return Verdict.inconclusive("no tape from here finished before the program ended")
+    alive = [end for end in ends if end["alive"]]
+    if alive:
+        return Verdict.confirmed(
+            f"{len(alive)} of {len(ends)} tapes were still alive when the next step began "
+            "or the program ended"
+        )
+    return Verdict.refuted(f"all {len(ends)} tapes were released before the next step")
+
+
+def _tapes_without_watch(site: Site, obs: Observations) -> Verdict:
+    tapes = [t for t in _tapes_created_at(site, obs) if t["watch_accessed_variables"] is False]
+    if not tapes:
+        return NOT_REACHED
+    calls = [c for t in tapes for c in obs.gradients_of(t.pid, t["tape"]) if not c["error"]]
+    if not calls:
+        return Verdict.inconclusive("no gradient was asked of these tapes")
+    empty = [c for c in calls if _all_none(c)]
+    if empty:
+        return Verdict.confirmed(f"every gradient was None ({len(empty)} of {len(calls)} calls)")
+    return Verdict.refuted(f"the tape's gradient calls returned gradients ({len(calls)} calls)")
+
+
+def _watch_keras_variables(site: Site, obs: Observations) -> Verdict:
+    watches = _at(obs.of(schema.WATCH), site)
+    if not watches:
+        return NOT_REACHED
+    for watch in watches:
+        if watch["error"]:
+            return Verdict.confirmed(f"{watch['error'][0]}: {watch['error'][1]}")
+    return Verdict.refuted(f"`watch` accepted its argument ({_times(len(watches))})")
+
+
+# ----------------------------------------------------------------- recorded blocks
+def _blocks_containing(site: Site, obs: Observations) -> list[Event]:
+    """The tapes whose `with` statement contains the diagnostic, one per tape."""
+    seen: set[tuple[int, int]] = set()
+    tapes = []
+    for enter in obs.of(schema.ENTER):
+        key = (enter.pid, enter["tape"])
+        if key not in seen and site.inside(enter.where) and not site.starts_with(enter.where):
+            seen.add(key)
+            tapes.append(enter)
+    return tapes
+
+
+def _gradients_after(obs: Observations, pid: int, tapes: Iterable[int], after: int) -> list[Event]:
+    wanted = set(tapes)
+    return [
+        c
+        for c in obs.of(schema.GRADIENT)
+        if c.pid == pid and c["tape"] in wanted and c.index > after and not c["error"]
+    ]
+
+
+def _numpy_in_path(site: Site, obs: Observations) -> Verdict:
+    """A NumPy conversion while a tape recorded: did the gradients that follow lose a path?"""
+    conversions = [c for c in obs.of(schema.CONVERT) if any(site.overlaps(f) for f in c.at)]
+    for conversion in conversions:
+        if conversion["error"]:
+            error = conversion["error"][0]
+            return Verdict.confirmed(f"converting a tensor to NumPy raised {error}")
+    if not conversions:
+        return _block_gradients(site, obs)
+    return _path_cut_by(conversions, obs, "a tensor went to NumPy")
+
+
+def _op_in_path(site: Site, obs: Observations) -> Verdict:
+    """A non-differentiable op while a tape recorded: did the gradients that follow lose a path?"""
+    calls = _at(obs.of(schema.OP), site)
+    if not calls:
+        return _block_gradients(site, obs)
+    return _path_cut_by(calls, obs, f"`{calls[0]['op']}` ran")
+
+
+def _path_cut_by(events: list[Event], obs: Observations, what: str) -> Verdict:
+    for event in events:
+        later = _gradients_after(obs, event.pid, event["recording"], event.index)
+        if any(any(c["none"] or []) for c in later):
+            return Verdict.confirmed(
+                f"{what} while the tape recorded, and the tape's gradient call returned None"
+            )
+    return Verdict.refuted(
+        f"{what} while the tape recorded, but the tape's gradients were not None"
+    )
+
+
+def _block_gradients(site: Site, obs: Observations) -> Verdict:
+    blocks = _blocks_containing(site, obs)
+    if not blocks:
+        return NOT_REACHED
+    calls = [c for b in blocks for c in _gradients_after(obs, b.pid, [b["tape"]], b.index)]
+    if not calls:
+        return Verdict.inconclusive("the tape's block ran, but no gradient was asked of it")
+    if any(any(c["none"] or []) for c in calls):
+        return Verdict.confirmed("the block ran and its tape's gradient call returned None")
+    return Verdict.refuted("the block ran and its tape's gradients were not None")
+
+
+def _unrelated_work(site: Site, obs: Observations) -> Verdict:
+    if not _blocks_containing(site, obs):
+        return NOT_REACHED
+    return Verdict.inconclusive(
+        "the block ran; TensorFlow does not expose which operations a tape recorded"
+    )
+
+
+def _missing_training_flag(site: Site, obs: Observations) -> Verdict:
+    calls = _at(obs.of(schema.LAYER_CALL), site)
+    if not calls:
+        return NOT_REACHED
+    unset = [c for c in calls if not c["training"]]
+    if unset:
+        return Verdict.confirmed(
+            f"{unset[0]['type']} was called without `training` while the tape recorded "
+            f"({len(unset)} of {len(calls)} calls)"
+        )
+    return Verdict.refuted(f"every call passed `training` ({len(calls)} calls)")
+
+
+# ------------------------------------------------------------------------ updates
+def _unfiltered_apply(site: Site, obs: Observations) -> Verdict:
+    applies = _at(obs.of(schema.APPLY), site)
+    if not applies:
+        return NOT_REACHED
+    for apply in applies:
+        if apply["none_variables"]:
+            return Verdict.confirmed(f"a None gradient reached it for {_names(apply)}")
+    return Verdict.refuted(f"every gradient it received was a tensor ({_times(len(applies))})")
+
+
+def _names(apply: Event) -> str:
+    names = apply["none_variables"]
+    shown = ", ".join(names[:3])
+    return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+
+def _variable_mismatch(site: Site, obs: Observations) -> Verdict:
+    applies = _at(obs.of(schema.APPLY), site)
+    if not applies:
+        return NOT_REACHED
+    judged = 0
+    for apply in applies:
+        variables = set(apply["variables"] or [])
+        if not variables:
+            continue
+        previous = max(
+            (a.index for a in obs.of(schema.APPLY) if a.pid == apply.pid and a.index < apply.index),
+            default=-1,
+        )
+        sources = [
+            set(c["variable_ids"] or [])
+            for c in obs.of(schema.GRADIENT)
+            if c.pid == apply.pid and previous < c.index < apply.index
+        ]
+        if not sources:
+            continue
+        judged += 1
+        if variables not in sources:
+            return Verdict.confirmed(
+                "the variables it updated are not the sources of any gradient call before it"
+            )
+    if not judged:
+        return Verdict.inconclusive("no gradient call could be matched to this update")
+    return Verdict.refuted("it updated exactly the sources of a gradient call")
+
+
+def _unsafe_transform(site: Site, obs: Observations) -> Verdict:
+    for exception in obs.of(schema.EXCEPTION):
+        if any(site.overlaps(f) for f in exception.at):
+            return Verdict.confirmed(f"{exception['type']}: {exception['message'][:120]}")
+    later = [
+        a
+        for a in obs.of(schema.APPLY)
+        if a.where is not None and a.where.path == site.path and a.where.first > site.last
+    ]
+    if later:
+        return Verdict.refuted("the update after it ran, so the transform did not raise")
+    return NOT_REACHED
+
+
+# ---------------------------------------------------------------- compiled steps
+def _retracing(site: Site, obs: Observations) -> Verdict:
+    functions = {
+        (f.pid, f["function"])
+        for f in obs.of(schema.FUNCTION)
+        if site.overlaps(f.where) or site.overlaps(f["definition"])
+    }
+    calls = [
+        c
+        for c in obs.of(schema.CALL)
+        if (c.pid, c["function"]) in functions or site.overlaps(c.where)
+    ]
+    if not calls:
+        return NOT_REACHED if not functions else Verdict.inconclusive("never called eagerly")
+    traced: dict[tuple[int, int], int] = {}
+    retraced = 0
+    for call in calls:
+        key = (call.pid, call["function"])
+        if key in traced and call["traces_after"] > call["traces_before"]:
+            retraced += 1
+        traced.setdefault(key, call["traces_after"])
+    instances = sum(1 for key, traces in traced.items() if traces)
+    if retraced:
+        return Verdict.confirmed(f"traced again on {retraced} later calls")
+    if len(functions) > 1 and instances > 1:
+        return Verdict.confirmed(f"{instances} separate tf.functions were created and traced here")
+    if len(calls) < 2:
+        return Verdict.inconclusive("called only once")
+    return Verdict.refuted(f"no retrace over {len(calls)} calls")
+
+
+def _state_in_step(site: Site, obs: Observations) -> Verdict:
+    for exception in obs.of(schema.EXCEPTION):
+        if any(site.overlaps(f) for f in exception.at):
+            return Verdict.confirmed(f"{exception['type']}: {exception['message'][:120]}")
+    built = _at(obs.of(schema.CONSTRUCT), site)
+    if not built:
+        return NOT_REACHED
+    if len(built) > 1:
+        return Verdict.confirmed(f"the constructor ran {len(built)} times")
+    return Verdict.refuted("the constructor ran once")
+
+
+# ------------------------------------------------------------------------- table
+CHECKS: dict[str, Check] = {
+    check.code: check
+    for check in (
+        Check("TAP101", "loss-outside-tape", "error",
+              "every gradient this call returned is None", _loss_outside_tape),
+        Check("TAP102", "unnecessary-persistent-tape", "warning",
+              "the tape instance served exactly one call", _unnecessary_persistent),
+        Check("TAP103", "persistent-tape-not-released", "warning",
+              "the tape object is still alive after the step it served ended", _not_released),
+        Check("TAP104", "gradient-inside-tape", "warning",
+              "the call ran while its tape was recording", _gradient_inside_tape),
+        Check("TAP105", "non-persistent-tape-reused", "error",
+              "RuntimeError: A non-persistent GradientTape can only be used to compute one "
+              "set of gradients", _tape_reused),
+        Check("TAP106", "unrelated-work-in-tape", "warning",
+              "op count recorded on the tape from unwatched inputs", _unrelated_work),
+        Check("TAP201", "unwatched-source", "error",
+              "the gradient for that source is None", _unwatched_source),
+        Check("TAP202", "watch-accessed-variables-off", "error",
+              "all gradients None", _tapes_without_watch),
+        Check("TAP203", "gradient-wrt-all-variables", "warning",
+              "some gradients None", _some_none),
+        Check("TAP204", "watch-keras-variables", "error",
+              "the ValueError was raised", _watch_keras_variables),
+        Check("TAP301", "numpy-in-differentiable-path", "error",
+              "a NumPy conversion of a tensor ran while the tape recorded, and the target's "
+              "gradient is None", _numpy_in_path),
+        Check("TAP302", "non-differentiable-op-in-path", "error",
+              "the target's gradient is None", _op_in_path),
+        Check("TAP303", "missing-training-flag", "warning",
+              "the call ran with training unset", _missing_training_flag),
+        Check("TAP401", "unfiltered-apply-gradients", "warning",
+              "a None gradient reached the apply call", _unfiltered_apply),
+        Check("TAP402", "gradient-variable-mismatch", "error",
+              "the apply call's variables differ from the gradient call's sources",
+              _variable_mismatch),
+        Check("TAP403", "none-unsafe-gradient-transform", "error",
+              "the transform raised on a None gradient", _unsafe_transform),
+        Check("TAP501", "tf-function-retracing", "warning",
+              "experimental_get_tracing_count() grew after the first call", _retracing),
+        Check("TAP502", "state-created-in-step", "error",
+              "the constructor ran more than once / the error was raised", _state_in_step),
+    )
+}  # fmt: skip

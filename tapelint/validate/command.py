@@ -1,0 +1,184 @@
+"""`tapelint validate`: run the user's program under the probe and give every static
+diagnostic a verdict.
+
+Exit status: 1 when a diagnostic is confirmed or a problem was found at runtime; else 3 when
+the program failed (an error, a non-zero exit, a signal, or the time limit) before its first
+optimizer step; else 0. 2 is tapelint's own trouble: bad usage, TensorFlow not importable,
+a program that could not be started or started no instrumented Python.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import signal
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from tapelint.config import Settings
+from tapelint.runner import Options, display_path, run
+from tapelint.validate import report
+from tapelint.validate.join import Validated, judge, runtime_findings
+from tapelint.validate.launch import Outcome, probe_environment, run_program
+from tapelint.validate.observations import Observations, read_events
+from tapelint.validate.probe import schema
+from tapelint.validate.verdict import Status
+from tapelint.validate.wanted import RuntimeFindingFilter
+
+EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_PROGRAM_FAILED = 0, 1, 2, 3
+
+INSTALL_HINT = (
+    "TensorFlow is not importable by {python}; `tapelint validate` runs your program on it. "
+    "Install it into that environment: `pip install 'tapelint[validate]'` (tensorflow-cpu), "
+    "or `pip install tensorflow` for the GPU build"
+)
+
+
+class ValidateError(Exception):
+    """Something tapelint cannot do; printed as one `error:` line, exit 2."""
+
+
+@dataclass(frozen=True)
+class Request:
+    program: tuple[str, ...]
+    is_command: bool  # given after `--`: run as is; otherwise a script for this interpreter
+    paths: tuple[str, ...]
+    max_steps: int
+    timeout: float
+    quiet: bool
+    output_format: str
+    settings: Settings
+
+
+def validate(request: Request) -> int:
+    command, static_paths = _command(request)
+    cwd = Path.cwd()
+    with tempfile.TemporaryDirectory(prefix="tapelint-validate-") as scratch:
+        events = Path(scratch) / "events.jsonl"
+        env = probe_environment(events, request.max_steps)
+        try:
+            outcome = run_program(command, env, request.timeout, quiet=request.quiet)
+        except OSError as error:
+            raise ValidateError(f"cannot run {command[0]!r}: {error.strerror or error}") from None
+        observations = read_events(events, cwd)
+    _require_instrumented(observations, command)
+
+    involved = [*static_paths, *_user_files(observations, cwd)]
+    check = run(involved, request.settings, Options()) if involved else None
+    diagnostics = check.diagnostics if check else []
+    judged = judge(diagnostics, observations, cwd)
+    wanted = RuntimeFindingFilter(request.settings)
+    found = runtime_findings(
+        judged, observations, cwd, lambda path: display_path(Path(path), cwd), wanted
+    )
+    items = sorted([*judged, *found], key=lambda item: item.sort_key)
+
+    click.echo(report.render(items, request.output_format), nl=False)
+    for warning in [*(check.warnings if check else []), *_probe_warnings(observations)]:
+        click.echo(f"warning: {warning}", err=True)
+    failed = _failed_before_training(outcome, observations, cwd)
+    click.echo(report.summary(items, _how_it_ended(outcome, observations, request)), err=True)
+    if failed:
+        click.echo(f"error: the program failed before its first training step: {failed}", err=True)
+        if request.quiet and outcome.output_tail:
+            click.echo(outcome.output_tail, err=True)
+    if check and check.errors:
+        for error in check.errors:
+            click.echo(f"error: {error}", err=True)
+        return EXIT_ERROR
+    if any(_counts_as_found(item) for item in items):
+        return EXIT_FOUND
+    return EXIT_PROGRAM_FAILED if failed else EXIT_CLEAN
+
+
+def _counts_as_found(item: Validated) -> bool:
+    return item.origin == "runtime" or item.verdict.status is Status.CONFIRMED
+
+
+def _command(request: Request) -> tuple[list[str], list[str]]:
+    if not request.program:
+        raise ValidateError(
+            "give a script to run (`tapelint validate train.py`) or a command after `--`"
+        )
+    paths = list(request.paths)
+    if request.is_command:
+        return list(request.program), paths
+    script, *arguments = request.program
+    if not Path(script).is_file():
+        raise ValidateError(
+            f"{script}: no such script; to run a command, put it after `--` "
+            f"(`tapelint validate -- {' '.join(request.program)}`)"
+        )
+    if importlib.util.find_spec("tensorflow") is None:
+        raise ValidateError(INSTALL_HINT.format(python=sys.executable))
+    return [sys.executable, script, *arguments], [script, *paths]
+
+
+def _require_instrumented(observations: Observations, command: Sequence[str]) -> None:
+    started = observations.started
+    if not started:
+        raise ValidateError(
+            f"{command[0]!r} started no Python process tapelint could instrument "
+            "(Python started with -S, -I or -E ignores PYTHONPATH and sitecustomize)"
+        )
+    if not any(event["tensorflow"] for event in started):
+        raise ValidateError(INSTALL_HINT.format(python=started[0]["executable"]))
+
+
+def _user_files(observations: Observations, cwd: Path) -> list[str]:
+    """The Python files the run went through: their diagnostics get verdicts too."""
+    files = []
+    for path in sorted(observations.user_paths()):
+        candidate = Path(path)
+        if candidate.suffix == ".py" and candidate.is_file():
+            files.append(display_path(candidate, cwd))
+    return files
+
+
+def _failed_before_training(outcome: Outcome, observations: Observations, cwd: Path) -> str | None:
+    """What went wrong, if the program ended badly without a single optimizer step."""
+    if observations.steps or observations.stopped:
+        return None
+    if outcome.timed_out:
+        return "it was still running at the time limit"
+    if outcome.returncode == 0:
+        return None
+    main = observations.started[0].pid if observations.started else None
+    exceptions = [e for e in observations.of(schema.EXCEPTION) if e.pid == main]
+    if exceptions:
+        last = exceptions[-1]
+        where = ""
+        if last.at:
+            where = f" at {display_path(Path(last.at[0].path), cwd)}:{last.at[0].first}"
+        message = (last["message"] or "").strip().splitlines()
+        first_line = message[0][:200] if message else ""
+        return f"{last['type']}: {first_line}{where}"
+    return _status(outcome.returncode)
+
+
+def _status(returncode: int | None) -> str:
+    if returncode is not None and returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exited with status {returncode}"
+
+
+def _how_it_ended(outcome: Outcome, observations: Observations, request: Request) -> str:
+    steps = observations.steps
+    done = f"{steps} optimizer step{'s' if steps != 1 else ''}"
+    if observations.stopped:
+        return f"Stopped the program after {done} (--max-steps {request.max_steps})"
+    if outcome.timed_out:
+        return f"Stopped the program at the time limit ({request.timeout:g} s) after {done}"
+    return f"The program {_status(outcome.returncode)} after {done}"
+
+
+def _probe_warnings(observations: Observations) -> list[str]:
+    messages = sorted({e["message"] for e in observations.of(schema.PROBE_ERROR)})
+    return [f"the instrumentation failed ({m}); verdicts may be incomplete" for m in messages]

@@ -1,0 +1,152 @@
+"""Joining the run to the static diagnostics: a verdict for each, and the problems the run
+showed that no static diagnostic covers (origin `runtime`).
+
+Runtime-only findings are limited to facts that name their rule by themselves: a None
+gradient that reached an optimizer update (TAP401), the error of a second gradient call on
+a non-persistent tape (TAP105), `watch` refusing a Keras variable (TAP204), and
+`tf.function` refusing to create variables after its first call (TAP502). An all-None
+gradient, by contrast, has several possible causes, so it only ever confirms a diagnostic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from tapelint.diagnostics import Diagnostic, Position, Severity
+from tapelint.validate.checks import CHECKS
+from tapelint.validate.observations import Frame, Observations
+from tapelint.validate.probe import schema
+from tapelint.validate.verdict import Site, Status, Verdict
+
+
+@dataclass(frozen=True)
+class Validated:
+    diagnostic: Diagnostic
+    verdict: Verdict
+    origin: str  # "static" or "runtime"
+
+    @property
+    def sort_key(self) -> tuple:
+        return self.diagnostic.sort_key
+
+
+def site_of(diagnostic: Diagnostic, cwd: Path) -> Site:
+    path = str((cwd / diagnostic.path).resolve())
+    return Site(path, diagnostic.start.line, max(diagnostic.start.line, diagnostic.end.line))
+
+
+def judge(
+    diagnostics: Iterable[Diagnostic], observations: Observations, cwd: Path
+) -> list[Validated]:
+    judged = []
+    for diagnostic in diagnostics:
+        check = CHECKS.get(diagnostic.code)
+        if check is None:
+            verdict = Verdict.inconclusive("this rule has no runtime check")
+        else:
+            verdict = check.judge(site_of(diagnostic, cwd), observations)
+        judged.append(Validated(diagnostic, verdict, "static"))
+    return judged
+
+
+@dataclass(frozen=True)
+class _Finding:
+    code: str
+    frame: Frame
+    message: str
+    evidence: str
+
+
+def runtime_findings(
+    judged: list[Validated],
+    observations: Observations,
+    cwd: Path,
+    display: Callable[[str], str],
+    wanted: Callable[[str, str, int], bool],
+) -> list[Validated]:
+    """Problems the run showed that no judged diagnostic of the same rule accounts for.
+
+    `display` turns a resolved path into the path to print; `wanted(code, path, line)` says
+    whether the selection and `# noqa` comments let the finding through.
+    """
+    covered: dict[str, list[Site]] = {}
+    for item in judged:
+        covered.setdefault(item.diagnostic.code, []).append(site_of(item.diagnostic, cwd))
+    found: dict[tuple[str, str, int], Validated] = {}
+    for finding in _findings(observations):
+        frame = finding.frame
+        if any(site.overlaps(frame) for site in covered.get(finding.code, [])):
+            continue
+        key = (finding.code, frame.path, frame.first)
+        if key in found or frame.path.startswith("<"):
+            continue
+        if not wanted(finding.code, frame.path, frame.first):
+            continue
+        check = CHECKS[finding.code]
+        diagnostic = Diagnostic(
+            path=display(frame.path),
+            start=Position(frame.first, frame.column),
+            end=Position(frame.last, frame.column),
+            code=finding.code,
+            name=check.name,
+            severity=Severity(check.severity),
+            message=finding.message,
+        )
+        found[key] = Validated(diagnostic, Verdict.confirmed(finding.evidence), "runtime")
+    return list(found.values())
+
+
+def _findings(observations: Observations) -> Iterable[_Finding]:
+    for apply in observations.of(schema.APPLY):
+        if apply["none_variables"] and apply.where is not None:
+            names = ", ".join(apply["none_variables"][:3])
+            yield _Finding(
+                "TAP401",
+                apply.where,
+                f"a None gradient reached `{apply['method']}` at runtime (no gradient for "
+                f"{names}); filter out None gradients and report the variables that got none",
+                "seen at runtime; no static diagnostic covers this call",
+            )
+    for call in observations.of(schema.GRADIENT):
+        error = call["error"]
+        if error and error[0] == "RuntimeError" and "non-persistent" in error[1] and call.where:
+            yield _Finding(
+                "TAP105",
+                call.where,
+                "a non-persistent tape was asked for gradients a second time at runtime; "
+                "make one call with every source, or use `persistent=True` and `del` it after",
+                f"{error[0]}: {error[1]}",
+            )
+    for watch in observations.of(schema.WATCH):
+        error = watch["error"]
+        if error and error[0] == "ValueError" and watch.where is not None:
+            yield _Finding(
+                "TAP204",
+                watch.where,
+                "`watch` refused a Keras variable at runtime; let the tape watch the variables "
+                "it reads, or watch `[v.value for v in variables]`",
+                f"{error[0]}: {error[1][:160]}",
+            )
+    for exception in observations.of(schema.EXCEPTION):
+        if "singleton tf.Variables" in (exception["message"] or "") and exception.at:
+            yield _Finding(
+                "TAP502",
+                exception.at[0],
+                "a tf.function step created variables after its first call; create models, "
+                "optimizers and variables once, outside the step",
+                f"{exception['type']}: {exception['message'][:160]}",
+            )
+
+
+def counts(items: Iterable[Validated]) -> dict[str, int]:
+    """How many of each verdict, plus `runtime` for the runtime-only findings."""
+    result = {status.value: 0 for status in Status}
+    result["runtime"] = 0
+    for item in items:
+        if item.origin == "runtime":
+            result["runtime"] += 1
+        else:
+            result[item.verdict.status.value] += 1
+    return result

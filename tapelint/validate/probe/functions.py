@@ -1,0 +1,124 @@
+"""Patches on `tf.function`: creation, eager calls (tracing counts, steps inside compiled
+code), and AutoGraph's source maps so that events raised from converted user code point at
+the user's own lines.
+
+A `tf.function` runs the user's Python only while it traces; the probe sees that trace.
+When a trace contained an optimizer update, every later eager call of that function is a
+step (`Recorder.before_updates` / `after_updates`), which is how `model.fit` and compiled
+steps are counted and stopped.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from . import schema
+from .frames import caller, generated_lines, is_user_code, user_frames
+from .recorder import Recorder
+
+# The functions whose call is running on the stack, innermost last: an optimizer update
+# seen while tracing belongs to all of them.
+_calling: list[_FunctionInfo] = []
+
+
+class _FunctionInfo:
+    __slots__ = ("optimizers", "serial", "user")
+
+    def __init__(self, serial: int, user: bool) -> None:
+        self.serial = serial
+        self.user = user
+        self.optimizers: set[int] = set()
+
+
+def note_traced_update(optimizer: int) -> None:
+    for info in _calling:
+        info.optimizers.add(optimizer)
+
+
+def install(recorder: Recorder, function_class: type, eager: Any) -> None:
+    original_init = function_class.__init__
+
+    @functools.wraps(original_init)
+    def __init__(self, python_function: Any, *args: Any, **kwargs: Any) -> None:
+        original_init(self, python_function, *args, **kwargs)
+        try:
+            code = _code_of(python_function)
+            user = code is not None and is_user_code(code)
+            info = _FunctionInfo(recorder.serial(), user)
+            self._tapelint = info
+            if user:
+                recorder.emit(
+                    schema.FUNCTION,
+                    function=info.serial,
+                    user=True,
+                    definition=[code.co_filename, code.co_firstlineno, _header_end(code)],
+                    at=user_frames(caller(1), limit=1),
+                )
+        except Exception as error:
+            recorder.probe_error(error)
+
+    original_call = function_class.__call__
+
+    @functools.wraps(original_call)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        info = getattr(self, "_tapelint", None)
+        if info is None or not eager():
+            if info is None:
+                return original_call(self, *args, **kwargs)
+            _calling.append(info)
+            try:
+                return original_call(self, *args, **kwargs)
+            finally:
+                _calling.remove(info)
+        if info.optimizers:
+            recorder.before_updates(info.optimizers)
+        before = self.experimental_get_tracing_count()
+        _calling.append(info)
+        try:
+            result = original_call(self, *args, **kwargs)
+        finally:
+            _calling.remove(info)
+        if info.user:
+            recorder.emit(
+                schema.CALL,
+                function=info.serial,
+                traces_before=before,
+                traces_after=self.experimental_get_tracing_count(),
+                at=user_frames(caller(1), limit=1),
+            )
+        if info.optimizers:
+            recorder.after_updates(info.optimizers)
+        return result
+
+    function_class.__init__ = __init__
+    function_class.__call__ = __call__
+
+
+def install_source_maps(loader_module: Any) -> None:
+    """Remember where AutoGraph's generated lines come from."""
+    original = loader_module.load_ast
+
+    @functools.wraps(original)
+    def load_ast(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        source_map = result[2] if isinstance(result, tuple) and len(result) == 3 else None
+        for location, origin in (source_map or {}).items():
+            lines = generated_lines.setdefault(location.filename, {})
+            lines[location.lineno] = (origin.loc.filename, origin.loc.lineno)
+        return result
+
+    loader_module.load_ast = load_ast
+
+
+def _code_of(function: Any) -> Any:
+    function = getattr(function, "__func__", function)
+    function = getattr(function, "__wrapped__", function)
+    return getattr(function, "__code__", None)
+
+
+def _header_end(code: Any) -> int:
+    """The last line of the decorators and signature: the line before the body starts."""
+    first = code.co_firstlineno
+    body = [line for _, _, line in code.co_lines() if line is not None and line > first]
+    return max(first, min(body) - 1) if body else first

@@ -1,0 +1,101 @@
+"""Patches on Keras 3 optimizers (`keras.optimizers.*`, and `tf.keras.optimizers.*`, which
+is Keras 3 since TensorFlow 2.16): every `apply_gradients`/`apply` call, which gradients
+were None, and the step count.
+
+`apply_gradients` calls `apply` itself; only the outermost call of a thread is recorded.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import weakref
+from typing import Any
+
+from . import schema
+from .frames import caller, user_frames
+from .functions import note_traced_update
+from .recorder import Recorder
+
+_local = threading.local()
+
+
+def install(recorder: Recorder, optimizer_class: type, eager: Any) -> None:
+    serials: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def serial_of(optimizer: Any) -> int:
+        serial = serials.get(optimizer)
+        if serial is None:
+            serial = serials[optimizer] = recorder.serial()
+        return serial
+
+    def update(method: str, optimizer: Any, grads: list, variables: list | None, call):
+        if getattr(_local, "applying", False):
+            return call()
+        serial = serial_of(optimizer)
+        traced = not eager()
+        if not traced:
+            recorder.before_updates((serial,))
+        if variables is None:
+            variables = list(getattr(optimizer, "_trainable_variables", None) or [])
+        none_variables = [
+            _name(variable)
+            for grad, variable in zip(grads, variables, strict=False)
+            if grad is None
+        ]
+        recorder.emit(
+            schema.APPLY,
+            optimizer=serial,
+            method=method,
+            count=len(grads),
+            none_variables=none_variables,
+            variables=[id(variable) for variable in variables],
+            traced=traced,
+            at=user_frames(caller(2), limit=1),
+        )
+        _local.applying = True
+        try:
+            result = call()
+        finally:
+            _local.applying = False
+        if traced:
+            note_traced_update(serial)
+        else:
+            recorder.after_updates((serial,))
+        return result
+
+    original_apply_gradients = optimizer_class.apply_gradients
+
+    @functools.wraps(original_apply_gradients)
+    def apply_gradients(self, grads_and_vars, *args: Any, **kwargs: Any) -> Any:
+        pairs = list(grads_and_vars)
+        grads = [pair[0] for pair in pairs]
+        variables = [pair[1] for pair in pairs]
+        return update(
+            "apply_gradients",
+            self,
+            grads,
+            variables,
+            lambda: original_apply_gradients(self, pairs, *args, **kwargs),
+        )
+
+    original_apply = optimizer_class.apply
+
+    @functools.wraps(original_apply)
+    def apply(self, grads, trainable_variables=None, *args: Any, **kwargs: Any) -> Any:
+        grads = list(grads)
+        variables = list(trainable_variables) if trainable_variables is not None else None
+        return update(
+            "apply",
+            self,
+            grads,
+            variables,
+            lambda: original_apply(self, grads, variables, *args, **kwargs),
+        )
+
+    optimizer_class.apply_gradients = apply_gradients
+    optimizer_class.apply = apply
+
+
+def _name(variable: Any) -> str:
+    return str(getattr(variable, "path", None) or getattr(variable, "name", None) or variable)

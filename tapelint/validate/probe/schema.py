@@ -1,0 +1,63 @@
+"""The events file: one JSON object per line, appended by every instrumented process.
+
+Shared by both sides (the probe writes, `tapelint.validate.observations` reads), so it is
+plain data and standard library only.
+
+Every event has `kind`, `pid` and `step` (optimizer steps completed so far in that process).
+Events caused by user code have `at`: the user frames, innermost first, each
+`[path, first_line, last_line, column]` where the lines span the expression the frame was
+executing (a call spanning lines covers all of them) and the column is where it starts.
+Kinds and their own fields:
+
+- `start`: `argv`, `tensorflow` (whether the interpreter can import it).
+- `tape`: a `tf.GradientTape` was created. `tape` (serial), `persistent`,
+  `watch_accessed_variables`, `traced` (created while a `tf.function` traced).
+- `enter`: `tape`; the tape's `with` block (or `__enter__`) began.
+- `gradient`: `tape`, `method` (`gradient`, `jacobian`, `batch_jacobian`), `recording`
+  (the tape was recording when called), `sources` (per flattened source: `variable`,
+  `tensor` or `other`), `none` (per flattened source: its result was None),
+  `variable_ids` (`id()` of the variable sources), `error`.
+- `watch`: `tape`, `error`.
+- `tape-end`: `tape`, `calls` (gradient/jacobian calls it served), `alive` (still
+  referenced when the next tape from the same place was created, or when the program
+  ended), `traced`.
+- `convert`: a tensor went to NumPy (`how`: `numpy`, `__array__`, `__float__`, `__int__`)
+  while `recording` (serials of the tapes recording at that moment) was not empty; `error`.
+- `apply`: `optimizer` (serial), `method`, `count` (gradients passed), `none_variables`
+  (names of the variables whose gradient was None), `variables` (their `id()`s), `traced`.
+- `function`: a `tf.function` was created. `function` (serial), `user` (it wraps user
+  code), `definition` ([path, first_line, header_last_line] of the wrapped function).
+- `call`: a user `tf.function` was called eagerly. `function`, `traces_before`,
+  `traces_after`.
+- `op`: user code called a gradient-cutting op (`op`: `argmax`, `cast`, ...) while
+  `recording` (tape serials) was not empty.
+- `layer-call`: user code called a Keras layer or model while `recording` (tape serials)
+  was not empty; `type`, `training` (whether `training=` was passed).
+- `construct`: user code constructed a Keras layer or model, a Keras optimizer, or a
+  `tf.Variable` (`what`, `type`).
+- `steps`: the step count grew; `step` is the new count.
+- `exception`: an uncaught exception. `type`, `message`, `at` (the traceback's user frames).
+- `stop`: the probe ended the program after `max_steps` optimizer steps.
+- `probe-error`: the instrumentation itself failed (`message`); a tapelint bug.
+"""
+
+EVENTS_ENV = "TAPELINT_VALIDATE_EVENTS"
+MAX_STEPS_ENV = "TAPELINT_VALIDATE_MAX_STEPS"
+
+START = "start"
+TAPE = "tape"
+ENTER = "enter"
+GRADIENT = "gradient"
+WATCH = "watch"
+TAPE_END = "tape-end"
+CONVERT = "convert"
+APPLY = "apply"
+FUNCTION = "function"
+CALL = "call"
+CONSTRUCT = "construct"
+LAYER_CALL = "layer-call"
+OP = "op"
+STEPS = "steps"
+EXCEPTION = "exception"
+STOP = "stop"
+PROBE_ERROR = "probe-error"

@@ -1,0 +1,212 @@
+"""Patches on `tf.GradientTape`: creation, entering and leaving, gradient/jacobian calls,
+`watch`, and how long persistent tapes live.
+
+Per tape the probe keeps a small `_TapeInfo` on the tape object itself. A persistent tape is
+judged once: when a new tape is created at the same place (the next step began; `alive`
+tells whether the old one was still referenced), when it is garbage collected (`alive`
+false), or when the program ends normally. Tapes created while a `tf.function` traced are
+trace-time objects; their liveness says nothing about the step, so they are marked `traced`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import threading
+import weakref
+from typing import Any
+
+from . import schema
+from .frames import caller, user_frames
+from .recorder import Recorder
+
+_local = threading.local()
+
+
+def recording_tapes() -> list[int]:
+    """Serials of the tapes recording on this thread right now (cheap when there are none)."""
+    tapes = getattr(_local, "tapes", None)
+    if not tapes:
+        return []
+    return [tape._tapelint.serial for tape in tapes if tape._recording]
+
+
+def any_tape_active() -> bool:
+    return bool(getattr(_local, "tapes", None))
+
+
+class _TapeInfo:
+    __slots__ = ("calls", "ended", "persistent", "ref", "serial", "traced")
+
+    def __init__(self, serial: int, persistent: bool, traced: bool) -> None:
+        self.serial = serial
+        self.persistent = persistent
+        self.traced = traced
+        self.calls = 0
+        self.ended = False
+        self.ref: weakref.ref | None = None
+
+
+class _Lifetimes:
+    """Judges persistent tapes: still alive when the next step began, or collected before."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+        self.pending: dict[int, _TapeInfo] = {}
+        self.last_at_site: dict[tuple[str, int], _TapeInfo] = {}
+        atexit.register(self.at_exit)
+
+    def created(self, tape: Any, info: _TapeInfo, site: list | None) -> None:
+        info.ref = weakref.ref(tape, lambda _ref, info=info: self.end(info, alive=False))
+        self.pending[info.serial] = info
+        if site is None or info.traced:
+            return
+        key = (site[0], site[1])
+        previous = self.last_at_site.get(key)
+        self.last_at_site[key] = info
+        if previous is not None and previous.ref is not None:
+            self.end(previous, alive=previous.ref() is not None)
+
+    def end(self, info: _TapeInfo, alive: bool) -> None:
+        if info.ended:
+            return
+        info.ended = True
+        self.pending.pop(info.serial, None)
+        try:
+            self.recorder.emit(
+                schema.TAPE_END, tape=info.serial, calls=info.calls, alive=alive, traced=info.traced
+            )
+        except Exception as error:
+            self.recorder.probe_error(error)
+
+    def at_exit(self) -> None:
+        for info in list(self.pending.values()):
+            self.end(info, alive=info.ref is not None and info.ref() is not None)
+
+
+def install(recorder: Recorder, backprop: Any, nest: Any, tensor_type: type, eager: Any) -> None:
+    tape_class = backprop.GradientTape
+    lifetimes = _Lifetimes(recorder)
+    emit = recorder.emit
+
+    original_init = tape_class.__init__
+
+    @functools.wraps(original_init)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        try:
+            info = _TapeInfo(recorder.serial(), bool(self._persistent), not eager())
+            self._tapelint = info
+            at = user_frames(caller(1), limit=1)
+            emit(
+                schema.TAPE,
+                tape=info.serial,
+                persistent=info.persistent,
+                watch_accessed_variables=bool(self._watch_accessed_variables),
+                traced=info.traced,
+                at=at,
+            )
+            if info.persistent:
+                lifetimes.created(self, info, at[0] if at else None)
+        except Exception as error:
+            recorder.probe_error(error)
+
+    original_enter = tape_class.__enter__
+
+    @functools.wraps(original_enter)
+    def __enter__(self):
+        result = original_enter(self)
+        info = getattr(self, "_tapelint", None)
+        if info is not None:
+            tapes = getattr(_local, "tapes", None)
+            if tapes is None:
+                tapes = _local.tapes = []
+            tapes.append(self)
+            emit(schema.ENTER, tape=info.serial, at=user_frames(caller(1), limit=1))
+        return result
+
+    original_exit = tape_class.__exit__
+
+    @functools.wraps(original_exit)
+    def __exit__(self, *exc_info):
+        try:
+            return original_exit(self, *exc_info)
+        finally:
+            tapes = getattr(_local, "tapes", None)
+            if tapes and self in tapes:
+                tapes.remove(self)
+
+    def differentiate(method_name: str):
+        original = getattr(tape_class, method_name)
+
+        @functools.wraps(original)
+        def method(self, target, sources, *args, **kwargs):
+            info = getattr(self, "_tapelint", None)
+            if info is None or getattr(_local, "differentiating", False):
+                # jacobian calls gradient itself: one user call is one event
+                return original(self, target, sources, *args, **kwargs)
+            recording = bool(self._recording)
+            info.calls += 1
+            fields: dict[str, Any] = {
+                "tape": info.serial,
+                "method": method_name,
+                "recording": recording,
+            }
+            try:
+                flat_sources = nest.flatten(sources)
+                fields["sources"] = [_source_kind(s, tensor_type) for s in flat_sources]
+                fields["variable_ids"] = [id(s) for s in flat_sources if hasattr(s, "assign")]
+            except Exception:
+                fields["sources"] = fields["variable_ids"] = []
+            _local.differentiating = True
+            try:
+                result = original(self, target, sources, *args, **kwargs)
+            except BaseException as error:
+                fields["error"] = [type(error).__name__, str(error)[:300]]
+                emit(schema.GRADIENT, at=user_frames(caller(1), limit=1), none=[], **fields)
+                raise
+            finally:
+                _local.differentiating = False
+            try:
+                none = [r is None for r in nest.flatten(result)]
+            except Exception:
+                none = []
+            emit(schema.GRADIENT, at=user_frames(caller(1), limit=1), none=none, **fields)
+            return result
+
+        setattr(tape_class, method_name, method)
+
+    original_watch = tape_class.watch
+
+    @functools.wraps(original_watch)
+    def watch(self, tensor):
+        info = getattr(self, "_tapelint", None)
+        try:
+            result = original_watch(self, tensor)
+        except BaseException as error:
+            if info is not None:
+                emit(
+                    schema.WATCH,
+                    tape=info.serial,
+                    error=[type(error).__name__, str(error)[:300]],
+                    at=user_frames(caller(1), limit=1),
+                )
+            raise
+        if info is not None:
+            emit(schema.WATCH, tape=info.serial, error=None, at=user_frames(caller(1), limit=1))
+        return result
+
+    tape_class.__init__ = __init__
+    tape_class.__enter__ = __enter__
+    tape_class.__exit__ = __exit__
+    tape_class.watch = watch
+    for name in ("gradient", "jacobian", "batch_jacobian"):
+        differentiate(name)
+
+
+def _source_kind(source: Any, tensor_type: type) -> str:
+    if hasattr(source, "assign"):
+        return "variable"
+    if isinstance(source, tensor_type):
+        return "tensor"
+    return "other"

@@ -1,0 +1,98 @@
+"""Running `tapelint validate` on the runtime fixtures, once per fixture per test session.
+
+Each fixture states what the run must show: `# verdict: CODE STATUS` on the reported line
+(STATUS is a verdict, `runtime` for a finding only the run made, or `found` for either a
+confirmed static diagnostic or a runtime finding: rules that other branches make static),
+`# exit: N`, and optionally `# args: ...` and `# timeout: SECONDS`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNTIME = ROOT / "fixtures" / "runtime"
+_VERDICT = re.compile(r"#\s*verdict:\s*(TAP\d{3})\s+([a-z-]+)")
+_HEADER = re.compile(r"^#\s*(exit|args|timeout):\s*(.+)$")
+
+
+@dataclass(frozen=True)
+class Expectation:
+    exit_code: int
+    args: tuple[str, ...]
+    timeout: str | None
+
+
+@dataclass(frozen=True)
+class Run:
+    exit_code: int
+    items: list[dict]
+    stderr: str
+
+
+def expectation(path: Path) -> Expectation:
+    headers = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        match = _HEADER.match(line)
+        if match:
+            headers[match.group(1)] = match.group(2).strip()
+    return Expectation(
+        int(headers["exit"]), tuple(shlex.split(headers.get("args", ""))), headers.get("timeout")
+    )
+
+
+def expected_verdicts(paths: list[Path]) -> set[tuple[str, int, str, str]]:
+    """{(file name, line, code, status)} from the markers of `paths`."""
+    found = set()
+    for path in paths:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            match = _VERDICT.search(line)
+            if match:
+                found.add((path.name, number, match.group(1), match.group(2)))
+    return found
+
+
+@cache
+def validate(name: str) -> Run:
+    script = RUNTIME / name
+    expect = expectation(script)
+    options = ["--quiet", "--output-format", "json"]
+    if expect.timeout:
+        options += ["--timeout", expect.timeout]
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tapelint",
+            "validate",
+            *options,
+            str(script.relative_to(ROOT)),
+            *expect.args,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    items = json.loads(result.stdout) if result.stdout.strip() else []
+    return Run(result.returncode, items, result.stderr)
+
+
+def observed_verdicts(run: Run) -> set[tuple[str, int, str, str]]:
+    return {
+        (
+            Path(item["path"]).name,
+            item["line"],
+            item["code"],
+            "runtime" if item["origin"] == "runtime" else item["runtime"],
+        )
+        for item in run.items
+    }

@@ -1,0 +1,77 @@
+"""`tapelint validate` on every script in fixtures/runtime/, on real TensorFlow: each run
+must give exactly the verdicts the fixture's markers state, and its exit status."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.validate.runs import (
+    RUNTIME,
+    expectation,
+    expected_verdicts,
+    observed_verdicts,
+    validate,
+)
+
+SCRIPTS = sorted(
+    path.name for path in RUNTIME.glob("*.py") if "# exit:" in path.read_text(encoding="utf-8")
+)
+# Files the scripts import or run: their markers hold for those scripts too.
+IMPORTED = {
+    "cross_module_helper.py": ["update_helpers.py"],
+    "spawns_trainer.py": ["unfiltered_frozen_head.py"],
+}
+
+
+def _found(expected: set, observed: set) -> set:
+    """`found` markers accept a confirmed static diagnostic or a runtime finding."""
+    resolved = set()
+    for name, line, code, status in expected:
+        if status == "found":
+            for candidate in ("confirmed", "runtime"):
+                if (name, line, code, candidate) in observed:
+                    status = candidate
+        resolved.add((name, line, code, status))
+    return resolved
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_verdicts_match_the_markers(script: str) -> None:
+    run = validate(script)
+    files = [RUNTIME / script, *(RUNTIME / name for name in IMPORTED.get(script, []))]
+    observed = observed_verdicts(run)
+    expected = _found(expected_verdicts(files), observed)
+    assert observed == expected, run.stderr[-3000:]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_exit_status(script: str) -> None:
+    run = validate(script)
+    assert run.exit_code == expectation(RUNTIME / script).exit_code, run.stderr[-3000:]
+
+
+def test_a_program_stopped_after_max_steps_says_so() -> None:
+    assert "Stopped the program after 3 optimizer steps" in validate("gan_two_optimizers.py").stderr
+
+
+def test_model_fit_steps_are_counted_and_stopped() -> None:
+    assert "after 3 optimizer steps (--max-steps 3)" in validate("fit_custom_train_step.py").stderr
+
+
+def test_a_crash_before_training_is_summarised() -> None:
+    stderr = validate("crash_before_training.py").stderr
+    assert "failed before its first training step: FileNotFoundError" in stderr
+    assert "crash_before_training.py:13" in stderr
+
+
+def test_a_program_that_never_ends_is_killed_at_the_time_limit() -> None:
+    stderr = validate("loops_forever.py").stderr
+    assert "at the time limit (20 s)" in stderr
+    assert "still running at the time limit" in stderr
+
+
+def test_runtime_only_finding_points_into_the_helper_module() -> None:
+    [item] = validate("cross_module_helper.py").items
+    assert item["path"].endswith("update_helpers.py")
+    assert item["origin"] == "runtime"
+    assert "dense_2/kernel" in item["message"]
