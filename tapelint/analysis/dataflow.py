@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from weakref import WeakKeyDictionary
 
 import libcst as cst
 
+from tapelint.analysis.conversions import PREDICT_METHODS
 from tapelint.analysis.expressions import argument_value, elements, names_in
 from tapelint.analysis.model import (
     Def,
@@ -274,10 +276,48 @@ def numpy_on_path(model: FileModel, call: TapeCall) -> list[NumpyCall]:
             continue
         if _in_index_position(model, numpy_call.stmt, numpy_call.node):
             continue
+        if _is_predict(numpy_call):
+            if _predicts_with_watched_model(model, watched, numpy_call):
+                found.append(numpy_call)
+            continue
         if any(watched.derives(operand) for operand in numpy_call.operands):
             found.append(numpy_call)
     # `np.square(pred.numpy() - y)` leaves TensorFlow once: report the innermost conversion.
     return [n for n in found if not any(_encloses(n.node, other.node) for other in found)]
+
+
+def _is_predict(numpy_call: NumpyCall) -> bool:
+    func = numpy_call.node.func
+    return isinstance(func, cst.Attribute) and func.attr.value in PREDICT_METHODS
+
+
+def _predicts_with_watched_model(model: FileModel, watched: Watched, numpy_call: NumpyCall) -> bool:
+    """`value_net.predict_on_batch(states)` where the gradient is taken with respect to
+    `value_net`'s variables: Keras runs the model outside the tape and returns NumPy. Not
+    when the file defines its own `predict` (a wrapper whose result is not known)."""
+    func = numpy_call.node.func
+    assert isinstance(func, cst.Attribute)
+    if func.attr.value in _defined_function_names(model):
+        return False
+    owner = dotted_name(func.value)
+    return owner is not None and owner in watched.source_callables
+
+
+_FUNCTION_NAMES: WeakKeyDictionary[FileModel, frozenset[str]] = WeakKeyDictionary()
+
+
+def _defined_function_names(model: FileModel) -> frozenset[str]:
+    found = _FUNCTION_NAMES.get(model)
+    if found is None:
+        names: set[str] = set()
+        pending: list[cst.CSTNode] = [model.module]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, cst.FunctionDef):
+                names.add(node.name.value)
+            pending.extend(node.children)
+        found = _FUNCTION_NAMES[model] = frozenset(names)
+    return found
 
 
 def _encloses(outer: cst.CSTNode, inner: cst.CSTNode) -> bool:

@@ -237,3 +237,27 @@ def test_numpy_that_only_picks_an_index_is_not_on_the_path(line, expected):
         + "g = t.gradient(l, model.trainable_variables)\n"
     )
     assert _numpy(body) == expected
+
+
+@pytest.mark.parametrize(
+    ("prefix", "line", "expected"),
+    [
+        ("", "l = tf.reduce_sum(net.predict_on_batch(x))\n", ["net.predict_on_batch(x)"]),
+        ("", "l = tf.reduce_sum(net.predict(x) - y)\n", ["net.predict(x)"]),
+        ("", "l = tf.reduce_sum(other.predict(x) - net(x))\n", []),
+        (
+            "class Agent:\n    def predict(self, x):\n        return self.net(x)\n",
+            "l = tf.reduce_sum(net.predict(x) - y)\n",
+            [],
+        ),
+    ],
+    ids=["predict-on-batch", "predict", "predict-of-a-model-not-differentiated", "own-predict"],
+)
+def test_keras_predict_on_the_differentiated_model_leaves_the_tape(prefix, line, expected):
+    body = (
+        prefix
+        + "with tf.GradientTape() as t:\n    "
+        + line
+        + "g = t.gradient(l, net.trainable_variables)\n"
+    )
+    assert _numpy(body) == expected
