@@ -348,3 +348,33 @@ def test_work_in_a_loop_that_ignores_the_loop_is_still_reported():
         "            loss += f(model(x, training=True), y1)\n" + END
     )
     assert _unrelated(body) == ["y1 = tf.one_hot(y, 10)"]
+
+
+@pytest.mark.parametrize(
+    ("body", "answers"),
+    [
+        (
+            "def step(q, x):\n    with tf.GradientTape() as t:\n        l = f(q.forward(x))\n"
+            "        g = t.gradient(l, q.trainables)\n"
+            "    q.opt.apply_grads(zip(g, q.trainables))\n",
+            [Tri.YES],
+        ),
+        (
+            "def step(q, x):\n    with tf.GradientTape() as outer:\n"
+            "        with tf.GradientTape() as t:\n            l = f(q.forward(x))\n"
+            "            g = t.gradient(l, q.trainables)\n"
+            "        q.apply_fast_weights(g)\n        l2 = f(q.forward(x))\n"
+            "    return outer.gradient(l2, q.trainables)\n",
+            [Tri.UNKNOWN, Tri.NO],
+        ),
+        (
+            "def step(q, x):\n    with tf.GradientTape() as t:\n        l = f(q.forward(x))\n"
+            "        g = t.gradient(l, q.trainables)\n"
+            "    q.store(g)\n",
+            [Tri.UNKNOWN],
+        ),
+    ],
+    ids=["own-applier", "own-applier-under-outer-tape", "unknown-method"],
+)
+def test_a_discarded_apply_method_ends_the_gradients(body, answers):
+    assert _inside(body) == answers
