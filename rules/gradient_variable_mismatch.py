@@ -2,7 +2,7 @@ from collections.abc import Iterator
 
 from tapelint.analysis import FileModel
 from tapelint.analysis.expressions import argument_value
-from tapelint.analysis.gradients import applied_pairing, gradients_of
+from tapelint.analysis.gradients import applied_pairing, gradients_of, swapped_pairing
 from tapelint.analysis.identity import variable_lists_differ
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of, tape_label
@@ -19,7 +19,9 @@ class GradientVariableMismatch(Rule):
     (`[w, b]` and `[b, w]`), or a name rebound to another model's variables in between. The
     same expression, or the same name bound to the same list, is fine; anything the analysis
     cannot pin down (a list returned by a function, a parameter holding the variables, a name
-    bound on several paths) is not reported.
+    bound on several paths) is not reported. Also reported: the pair written the wrong way
+    round, `zip(variables, grads)` where `variables` are the very sources of the gradient call
+    that produced `grads`.
 
     ## Why is this bad?
     The optimizer updates each variable with the gradient it is paired with. With the wrong
@@ -48,6 +50,17 @@ class GradientVariableMismatch(Rule):
         for apply in model.apply_calls:
             pairing = applied_pairing(model, apply)
             if pairing is None:
+                continue
+            reversed_origin = swapped_pairing(model, apply)
+            if reversed_origin is not None:
+                grads = source_of(model, pairing.variables)
+                variables = source_of(model, pairing.gradients)
+                yield Finding(
+                    apply.node,
+                    f"the pairs are reversed: `{variables}` sits where the gradients go and "
+                    f"`{grads}` where the variables go; pair them as `zip({grads}, "
+                    f"{variables})`",
+                )
                 continue
             flow = gradients_of(model, pairing.gradients, apply.scope, elementwise=True)
             origins = {origin.node: origin for origin in flow.origins}

@@ -1,6 +1,9 @@
 from collections.abc import Iterator
 
+import libcst as cst
+
 from tapelint.analysis import FileModel
+from tapelint.analysis.conversions import PREDICT_METHODS
 from tapelint.analysis.dataflow import numpy_on_path
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of, tape_label
@@ -11,7 +14,9 @@ class NumpyInDifferentiablePath(Rule):
     Checks, inside a tape's recording block, for a value computed from something the tape
     watches (a model output, a variable, a watched tensor) that goes through NumPy
     (`np.*`, `.numpy()`, `np.asarray`, `float()`/`int()` of a tensor, `.item()`, `.tolist()`,
-    `tf.numpy_function`, `tf.py_function`) on its way into the gradient target.
+    `tf.numpy_function`, `tf.py_function`) on its way into the gradient target. Keras
+    `model.predict(x)` / `model.predict_on_batch(x)` on a model whose variables are the
+    gradient sources counts too: it runs the model outside the tape and returns NumPy.
 
     NumPy on input data, random noise, shapes, or logging that does not reach the target is
     not flagged; neither is `tensorflow.experimental.numpy`, which stays differentiable.
@@ -45,9 +50,14 @@ class NumpyInDifferentiablePath(Rule):
         for call in model.gradient_calls:
             for numpy_call in numpy_on_path(model, call):
                 tape = tape_label(call.tape)
+                func = numpy_call.node.func
+                if isinstance(func, cst.Attribute) and func.attr.value in PREDICT_METHODS:
+                    advice = f"call the model instead (`{source_of(model, func.value)}(...)`)"
+                else:
+                    advice = "use TensorFlow ops on the tensor instead"
                 yield Finding(
                     numpy_call.node,
                     f"`{source_of(model, numpy_call.node)}` leaves TensorFlow inside "
                     f"`{tape}`'s block on the way to the gradient target, so no gradient "
-                    "flows through it; use TensorFlow ops on the tensor instead",
+                    f"flows through it; {advice}",
                 )

@@ -10,6 +10,9 @@ from tapelint.analysis.expressions import argument_value, call_argument
 from tapelint.analysis.names import dotted_name, is_numpy
 
 _NUMPY_METHODS = frozenset({"numpy", "item", "tolist"})
+# Keras inference entry points: they run the model outside the caller's tape and return
+# NumPy arrays. The operand is the model they are called on.
+PREDICT_METHODS = frozenset({"predict", "predict_on_batch"})
 _BRIDGES = {
     # qualified name -> (position, keyword) of the tensor operand
     "tensorflow.numpy_function": (1, "inp"),
@@ -31,7 +34,9 @@ def numpy_conversion(
     node: cst.Call, qualified: str | None, *, builtins_shadowed: bool
 ) -> Conversion | None:
     """`np.*(...)`, `tf.numpy_function`, `tf.py_function`, `float(x)` / `int(x)`,
-    `x.numpy()` / `x.item()` / `x.tolist()`; None for any other call."""
+    `x.numpy()` / `x.item()` / `x.tolist()`, `model.predict(x)` / `model.predict_on_batch(x)`
+    (whether `model` is a Keras model is decided where the conversion is judged); None for
+    any other call."""
     func = node.func
     if is_numpy(qualified):
         return Conversion(f"{dotted_name(func)}()", tuple(arg.value for arg in node.args))
@@ -50,5 +55,12 @@ def numpy_conversion(
     ):
         return Conversion(f"{func.value}()", (node.args[0].value,))
     if isinstance(func, cst.Attribute) and func.attr.value in _NUMPY_METHODS and not node.args:
+        return Conversion(f".{func.attr.value}()", (func.value,))
+    if (
+        isinstance(func, cst.Attribute)
+        and func.attr.value in PREDICT_METHODS
+        and node.args
+        and not (isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"))
+    ):
         return Conversion(f".{func.attr.value}()", (func.value,))
     return None

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from weakref import WeakKeyDictionary
+
 import libcst as cst
 
+from tapelint.analysis.conversions import PREDICT_METHODS
 from tapelint.analysis.expressions import argument_value, contains, elements, names_in
 from tapelint.analysis.model import (
     Def,
@@ -14,7 +18,7 @@ from tapelint.analysis.model import (
     TapeCall,
     is_recording,
 )
-from tapelint.analysis.names import dotted_name
+from tapelint.analysis.names import ImportTable, dotted_name
 
 # Attributes and calls that yield metadata (shapes, sizes, dtypes) or cut the gradient on
 # purpose: what comes out of them carries no gradient to lose.
@@ -144,13 +148,19 @@ def _methods_of_enclosing_class(model: FileModel, call: TapeCall) -> set[str]:
     }
 
 
-def target_definitions(model: FileModel, call: TapeCall) -> set[Def]:
-    """Every definition in the tape's scope that the gradient target is computed from."""
+def target_definitions(model: FileModel, call: TapeCall, *, values_only: bool = False) -> set[Def]:
+    """Every definition in the tape's scope that the gradient target is computed from.
+    With `values_only`, names read only as indices (`pred[0][i]`, `tf.gather(x, i)`) are not
+    followed: an index selects which values are differentiated, it carries no gradient."""
     target = argument_value(call.node, 0, "target")
     closure: set[Def] = set()
     if target is None:
         return closure
-    pending = list(names_in(target))
+
+    def read(node: cst.CSTNode) -> Iterator[cst.Name]:
+        return value_names_in(node, model.imports) if values_only else names_in(node)
+
+    pending = list(read(target))
     while pending:
         name = pending.pop()
         for d in model.defs_of(name):
@@ -158,10 +168,58 @@ def target_definitions(model: FileModel, call: TapeCall) -> set[Def]:
                 continue
             closure.add(d)
             if d.value is not None:
-                pending.extend(names_in(d.value))
+                pending.extend(read(d.value))
             if d.kind is DefKind.AUG and isinstance(d.target, cst.Name):
                 pending.append(d.target)
     return closure
+
+
+# Calls whose operand at (position, keyword) is an index: it selects, it carries no gradient.
+_INDEX_ARGUMENTS = {
+    "tensorflow.gather": (1, "indices"),
+    "tensorflow.gather_nd": (1, "indices"),
+    "tensorflow.one_hot": (0, "indices"),
+    "keras.ops.take": (1, "indices"),
+    "keras.ops.one_hot": (0, "x"),
+}
+
+
+def index_positions(node: cst.CSTNode, imports: ImportTable | None = None) -> Iterator[cst.CSTNode]:
+    """The sub-expressions of `node` that are used as indices: subscript slices
+    (`x[i]`, `x[:, i]`), and the index operands of `tf.gather` / `tf.one_hot` when `imports`
+    can qualify the call."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.Lambda):
+            continue
+        if isinstance(current, cst.Subscript):
+            yield from current.slice
+            pending.append(current.value)
+            continue
+        if isinstance(current, cst.Call) and imports is not None:
+            position = _INDEX_ARGUMENTS.get(imports.qualify(current.func))
+            if position is not None:
+                index = argument_value(current, *position)
+                if index is not None:
+                    yield index
+                pending.extend(arg.value for arg in current.args if arg.value is not index)
+                pending.append(current.func)
+                continue
+        pending.extend(current.children)
+
+
+def value_names_in(node: cst.CSTNode, imports: ImportTable | None = None) -> Iterator[cst.Name]:
+    """Like `names_in`, but not the names read only as indices (see `index_positions`)."""
+    skipped = {id(n) for index in index_positions(node, imports) for n in names_in(index)}
+    return (n for n in names_in(node) if id(n) not in skipped)
+
+
+def _in_index_position(model: FileModel, stmt: cst.CSTNode | None, node: cst.CSTNode) -> bool:
+    """Whether `node` sits inside an index of its statement (`pred[np.argmax(...)]`)."""
+    if stmt is None:
+        return False
+    return any(contains(index, node) for index in index_positions(stmt, model.imports))
 
 
 def _leaves_tensorflow(model: FileModel, numpy_call: NumpyCall) -> bool:
@@ -207,12 +265,18 @@ def numpy_on_path(model: FileModel, call: TapeCall) -> list[NumpyCall]:
     ]
     if not candidates:
         return []
-    closure = target_definitions(model, call)
+    closure = target_definitions(model, call, values_only=True)
     watched = Watched(model, call)
     found = []
     for numpy_call in candidates:
         defined_here = model.defs_by_stmt.get(numpy_call.stmt, [])
         if not any(d in closure for d in defined_here):
+            continue
+        if _in_index_position(model, numpy_call.stmt, numpy_call.node):
+            continue
+        if _is_predict(numpy_call):
+            if _predicts_with_watched_model(model, watched, numpy_call):
+                found.append(numpy_call)
             continue
         if any(watched.derives(operand) for operand in numpy_call.operands):
             found.append(numpy_call)
@@ -222,3 +286,37 @@ def numpy_on_path(model: FileModel, call: TapeCall) -> list[NumpyCall]:
         for n in found
         if not any(other.node is not n.node and contains(n.node, other.node) for other in found)
     ]
+
+
+def _is_predict(numpy_call: NumpyCall) -> bool:
+    func = numpy_call.node.func
+    return isinstance(func, cst.Attribute) and func.attr.value in PREDICT_METHODS
+
+
+def _predicts_with_watched_model(model: FileModel, watched: Watched, numpy_call: NumpyCall) -> bool:
+    """`value_net.predict_on_batch(states)` where the gradient is taken with respect to
+    `value_net`'s variables: Keras runs the model outside the tape and returns NumPy. Not
+    when the file defines its own `predict` (a wrapper whose result is not known)."""
+    func = numpy_call.node.func
+    assert isinstance(func, cst.Attribute)
+    if func.attr.value in _defined_function_names(model):
+        return False
+    owner = dotted_name(func.value)
+    return owner is not None and owner in watched.source_callables
+
+
+_FUNCTION_NAMES: WeakKeyDictionary[FileModel, frozenset[str]] = WeakKeyDictionary()
+
+
+def _defined_function_names(model: FileModel) -> frozenset[str]:
+    found = _FUNCTION_NAMES.get(model)
+    if found is None:
+        names: set[str] = set()
+        pending: list[cst.CSTNode] = [model.module]
+        while pending:
+            node = pending.pop()
+            if isinstance(node, cst.FunctionDef):
+                names.add(node.name.value)
+            pending.extend(node.children)
+        found = _FUNCTION_NAMES[model] = frozenset(names)
+    return found

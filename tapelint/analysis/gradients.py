@@ -254,3 +254,26 @@ def _comprehension_pairing(comprehension: cst.ListComp | cst.GeneratorExp) -> Pa
     if grad.value not in mentioned or var.value in mentioned:
         return None
     return _zip_pairing(clause.iter)
+
+
+def swapped_pairing(model: FileModel, apply: ApplyCall) -> TapeCall | None:
+    """The gradient call whose gradients `apply` receives in the variables' place, when the
+    pair is written the wrong way round (`apply_gradients(zip(variables, grads))`): the
+    second element comes from exactly one gradient call and the first from none."""
+    pairing = applied_pairing(model, apply)
+    if pairing is None:
+        return None
+    first = gradients_of(model, pairing.gradients, apply.scope, elementwise=True)
+    if first.origins:
+        return None
+    second = gradients_of(model, pairing.variables, apply.scope, elementwise=True)
+    origins = {origin.node: origin for origin in second.origins}
+    if second.opaque or len(origins) != 1:
+        return None
+    (origin,) = origins.values()
+    sources = argument_value(origin.node, 1, "sources")
+    if sources is None or model.module.code_for_node(sources) != model.module.code_for_node(
+        pairing.gradients
+    ):
+        return None
+    return origin

@@ -58,8 +58,10 @@ def gradient_inside_own_block(model: FileModel, call: TapeCall) -> Tri:
     tape = call.tape
     if not call.is_gradient or call.scope is not tape.scope or not is_recording(call.ctx, tape):
         return Tri.NO
-    result = _ResultFlow(model, call)
     recorders = _recording_tapes(call)
+    # With no other tape recording and a tape that stops at this call, nothing the result is
+    # handed to can be differentiated in this scope: a discarded `x.apply_*(...)` ends it.
+    result = _ResultFlow(model, call, own_appliers=not recorders and tape.persistent is Tri.NO)
     if tape.persistent is not Tri.NO:
         recorders.append(tape)
     answers = [_differentiates(model, recorder, call, result) for recorder in recorders]
@@ -104,8 +106,9 @@ class _ResultFlow:
     """The definitions the call's result flows into within its scope, and whether it also
     flows somewhere that is not followed (`opaque`)."""
 
-    def __init__(self, model: FileModel, call: TapeCall) -> None:
+    def __init__(self, model: FileModel, call: TapeCall, *, own_appliers: bool = False) -> None:
         self.model = model
+        self.own_appliers = own_appliers
         self.scope = call.scope
         self.defs: set[Def] = set()
         self.opaque = False
@@ -144,6 +147,12 @@ class _ResultFlow:
         func = small.value.func
         if isinstance(func, cst.Attribute) and func.attr.value in _SINK_METHODS:
             return True
+        if (
+            self.own_appliers
+            and isinstance(func, cst.Attribute)
+            and func.attr.value.startswith("apply_")
+        ):
+            return True  # a framework's own `opt.apply_grads(...)`, result discarded
         if isinstance(func, cst.Name) and func.value in _SINK_FUNCTIONS:
             return True
         qualified = self.model.imports.qualify(func) or ""

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 import libcst as cst
 
 from tapelint.analysis.dataflow import Watched
-from tapelint.analysis.expressions import child_blocks, statements
+from tapelint.analysis.expressions import child_blocks, contains, names_in, statements
 from tapelint.analysis.lifecycle import escapes
 from tapelint.analysis.model import Def, DefKind, FileModel, Scope, TapeInstance, Tri, is_recording
 from tapelint.analysis.names import is_numpy, is_tensorflow
@@ -86,11 +86,32 @@ def unrelated_work(model: FileModel, block: cst.With) -> cst.CSTNode | None:
         for call in gradient_calls:
             watched |= Watched(model, call).names
     independence = _Independence(model, tapes[0].scope, watched)
-    for stmt in _recorded_statements(model, statements(block.body)):
+    for stmt, loops in _recorded_statements(model, statements(block.body)):
         for small in stmt.body:
-            if independence.unrelated(stmt, small):
+            if independence.unrelated(stmt, small) and not _tied_to_loop(model, small, loops):
                 return small
     return None
+
+
+def _tied_to_loop(
+    model: FileModel, small: cst.BaseSmallStatement, loops: tuple[cst.CSTNode, ...]
+) -> bool:
+    """Whether `small` sits in a loop inside the block and reads a name that loop binds (its
+    target, or a name assigned in its body): it runs once per iteration, between the watched
+    work of the iterations (teacher forcing: `dec_input = tf.expand_dims(targ[:, t], 1)`),
+    so it cannot move before the `with` block as it is."""
+    if not loops:
+        return False
+    value = getattr(small, "value", None)
+    if value is None:
+        return False
+    for name in names_in(value):
+        for d in model.defs_of(name):
+            if d.stmt is None:
+                continue
+            if any(d.stmt is loop or contains(loop, d.stmt) for loop in loops):
+                return True
+    return False
 
 
 def _tapes_recording(model: FileModel, block: cst.With) -> list[TapeInstance]:
@@ -106,16 +127,18 @@ def _tapes_recording(model: FileModel, block: cst.With) -> list[TapeInstance]:
 
 
 def _recorded_statements(
-    model: FileModel, body: Sequence[cst.CSTNode]
-) -> Iterator[cst.SimpleStatementLine]:
+    model: FileModel, body: Sequence[cst.CSTNode], loops: tuple[cst.CSTNode, ...] = ()
+) -> Iterator[tuple[cst.SimpleStatementLine, tuple[cst.CSTNode, ...]]]:
     """The simple statements of a block, nested ones included, that the tape records:
-    not under `stop_recording()`, not in another tape's block, not in a nested function."""
+    not under `stop_recording()`, not in another tape's block, not in a nested function.
+    Each comes with the loops inside the block that enclose it."""
     for stmt in body:
         if isinstance(stmt, cst.SimpleStatementLine):
-            yield stmt
+            yield stmt, loops
         elif not _leaves_the_recording(model, stmt):
+            inner_loops = (*loops, stmt) if isinstance(stmt, (cst.For, cst.While)) else loops
             for inner in child_blocks(stmt):
-                yield from _recorded_statements(model, inner)
+                yield from _recorded_statements(model, inner, inner_loops)
 
 
 def _leaves_the_recording(model: FileModel, node: cst.CSTNode) -> bool:

@@ -5,7 +5,7 @@ import pytest
 
 from tapelint.analysis.differentiability import path_breaks
 from tapelint.analysis.expressions import argument_value
-from tapelint.analysis.gradients import applied_pairing, gradients_of
+from tapelint.analysis.gradients import applied_pairing, gradients_of, swapped_pairing
 from tapelint.analysis.identity import variable_lists_differ
 from tapelint.analysis.keras_calls import calls_without_training
 from tapelint.analysis.transforms import unguarded_transforms
@@ -373,3 +373,21 @@ def test_transforms_need_a_list_of_gradients(sources, expected):
 )
 def test_mapped_transforms(after, expected):
     assert _transforms(after) == expected
+
+
+@pytest.mark.parametrize(
+    ("apply", "swapped"),
+    [
+        ("o.apply_gradients(zip(m.trainable_variables, g))\n", True),
+        ("o.apply_gradients(list(zip(m.trainable_variables, g)))\n", True),
+        ("o.apply_gradients(zip(g, m.trainable_variables))\n", False),
+        ("o.apply_gradients(zip(other.trainable_variables, g))\n", False),
+        ("o.apply_gradients(zip(m.trainable_variables, h))\n", False),
+    ],
+    ids=["reversed", "reversed-through-list", "right-order", "other-variables", "not-gradients"],
+)
+def test_swapped_pairing(apply, swapped):
+    body = GRADS + "g = t.gradient(l, m.trainable_variables)\nh = f(g)\n" + apply
+    model = model_of(HEADER + body)
+    (call,) = model.apply_calls
+    assert (swapped_pairing(model, call) is not None) is swapped

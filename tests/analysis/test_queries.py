@@ -218,3 +218,46 @@ def test_sub_models_of_a_watched_keras_model_are_watched():
     )
     (call,) = model.gradient_calls
     assert [code(model, n.node) for n in numpy_on_path(model, call)] == ["np.square(z)"]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("k = int(np.argmax(p.numpy()))\n    l = -tf.math.log(p[0, k])\n", []),
+        ("k = np.argsort(p.numpy())[-3:]\n    l = -tf.reduce_sum(tf.gather(p[0], k))\n", []),
+        ("k = np.argmax(p.numpy(), axis=1)\n    l = tf.reduce_sum(tf.one_hot(k, 10) * p)\n", []),
+        ("k = p.numpy()\n    l = tf.reduce_sum(p[0, 0] * k)\n", ["p.numpy()"]),
+    ],
+    ids=["subscript-index", "gather-indices", "one-hot-indices", "value-not-index"],
+)
+def test_numpy_that_only_picks_an_index_is_not_on_the_path(line, expected):
+    body = (
+        "with tf.GradientTape() as t:\n    p = model(x)\n    "
+        + line
+        + "g = t.gradient(l, model.trainable_variables)\n"
+    )
+    assert _numpy(body) == expected
+
+
+@pytest.mark.parametrize(
+    ("prefix", "line", "expected"),
+    [
+        ("", "l = tf.reduce_sum(net.predict_on_batch(x))\n", ["net.predict_on_batch(x)"]),
+        ("", "l = tf.reduce_sum(net.predict(x) - y)\n", ["net.predict(x)"]),
+        ("", "l = tf.reduce_sum(other.predict(x) - net(x))\n", []),
+        (
+            "class Agent:\n    def predict(self, x):\n        return self.net(x)\n",
+            "l = tf.reduce_sum(net.predict(x) - y)\n",
+            [],
+        ),
+    ],
+    ids=["predict-on-batch", "predict", "predict-of-a-model-not-differentiated", "own-predict"],
+)
+def test_keras_predict_on_the_differentiated_model_leaves_the_tape(prefix, line, expected):
+    body = (
+        prefix
+        + "with tf.GradientTape() as t:\n    "
+        + line
+        + "g = t.gradient(l, net.trainable_variables)\n"
+    )
+    assert _numpy(body) == expected

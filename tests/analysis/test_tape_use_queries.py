@@ -325,3 +325,56 @@ def test_work_on_a_source_of_the_other_tape_in_one_with_is_related():
         "    return a, b\n"
     )
     assert _unrelated(body) == []
+
+
+def test_work_tied_to_a_loop_inside_the_block_is_not_reported():
+    # Teacher forcing: the next decoder input is a slice of the targets at the loop index,
+    # computed between the watched steps of the loop; it cannot move before the block.
+    body = (
+        STEP + "        h = model.init(x)\n        inp = tf.zeros([4, 1])\n        loss = 0.0\n"
+        "        for t in range(1, 5):\n"
+        "            out, h = model.dec(inp, h, training=True)\n"
+        "            loss += f(out, y[:, t])\n"
+        "            inp = tf.expand_dims(y[:, t], 1)\n" + END
+    )
+    assert _unrelated(body) == []
+
+
+def test_work_in_a_loop_that_ignores_the_loop_is_still_reported():
+    body = (
+        STEP + "        loss = 0.0\n"
+        "        for t in range(4):\n"
+        "            y1 = tf.one_hot(y, 10)\n"
+        "            loss += f(model(x, training=True), y1)\n" + END
+    )
+    assert _unrelated(body) == ["y1 = tf.one_hot(y, 10)"]
+
+
+@pytest.mark.parametrize(
+    ("body", "answers"),
+    [
+        (
+            "def step(q, x):\n    with tf.GradientTape() as t:\n        l = f(q.forward(x))\n"
+            "        g = t.gradient(l, q.trainables)\n"
+            "    q.opt.apply_grads(zip(g, q.trainables))\n",
+            [Tri.YES],
+        ),
+        (
+            "def step(q, x):\n    with tf.GradientTape() as outer:\n"
+            "        with tf.GradientTape() as t:\n            l = f(q.forward(x))\n"
+            "            g = t.gradient(l, q.trainables)\n"
+            "        q.apply_fast_weights(g)\n        l2 = f(q.forward(x))\n"
+            "    return outer.gradient(l2, q.trainables)\n",
+            [Tri.UNKNOWN, Tri.NO],
+        ),
+        (
+            "def step(q, x):\n    with tf.GradientTape() as t:\n        l = f(q.forward(x))\n"
+            "        g = t.gradient(l, q.trainables)\n"
+            "    q.store(g)\n",
+            [Tri.UNKNOWN],
+        ),
+    ],
+    ids=["own-applier", "own-applier-under-outer-tape", "unknown-method"],
+)
+def test_a_discarded_apply_method_ends_the_gradients(body, answers):
+    assert _inside(body) == answers
