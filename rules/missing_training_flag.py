@@ -2,6 +2,7 @@ from collections.abc import Iterator
 
 from tapelint.analysis import FileModel
 from tapelint.analysis.keras_calls import calls_without_training
+from tapelint.analysis.keras_training import USES_TRAINING
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, tape_label
 
@@ -57,9 +58,9 @@ class MissingTrainingFlag(Rule):
     def check(self, model: FileModel) -> Iterator[Finding]:
         for found in calls_without_training(model):
             tape = tape_label(found.tape)
+            part = found.sensitive if found.sensitive == USES_TRAINING else f"`{found.sensitive}`"
             yield Finding(
                 found.node,
                 f"Keras {found.kind} `{found.callee}` is called inside `{tape}`'s block without "
-                "`training=`, so dropout and batch normalisation run in inference mode; pass "
-                "`training=True`",
+                f"`training=`, so {part} runs in inference mode; pass `training=True`",
             )

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 import libcst as cst
@@ -110,6 +110,8 @@ class Origin:
     keras_class: str | None = None
     # CONSTRUCTED: the constructor call, whose arguments say what a built-in layer does.
     call: cst.Call | None = None
+    # SUBCLASS: the name of the class of this file that made it.
+    class_name: str | None = None
 
 
 # Every way the paths reaching an expression made it, or None when some path is unknown.
@@ -148,7 +150,7 @@ class KerasObjects:
         """How `expr` was made on each path that reaches it; None unless it is certainly a
         Keras model or layer."""
         if isinstance(expr, cst.Name):
-            defs = self._defs_of(expr)
+            defs = self.defs_of(expr)
             return _combined(self._def_origins(d) for d in defs) if defs else None
         if isinstance(expr, cst.Call):
             return self._call_origins(expr)
@@ -166,7 +168,7 @@ class KerasObjects:
             return self._self_attribute_origins(expr)
         return None
 
-    def _defs_of(self, name: cst.Name) -> Sequence[Def] | frozenset[Def]:
+    def defs_of(self, name: cst.Name) -> Sequence[Def] | frozenset[Def]:
         """The definitions reaching `name`; for a name read from the text of a method that
         was cut out (see `_assignments_in_text`), the module's own definitions of it."""
         if name in self._text_names:
@@ -204,7 +206,7 @@ class KerasObjects:
             is_model = qualified in _MODEL_FACTORIES or is_application(qualified)
             return frozenset({Origin(How.CONSTRUCTED, is_model, qualified, call)})
         if isinstance(func, cst.Name):
-            defs = self._defs_of(func)
+            defs = self.defs_of(func)
             made = [d.stmt for d in defs if d.kind is DefKind.DEFINITION]
             if not made or len(made) != len(defs):
                 return None
@@ -259,18 +261,19 @@ class KerasObjects:
             elif isinstance(base.value, cst.Name):
                 answer = self._local_base_origin(base.value)
             if answer is not None:
+                answer = replace(answer, class_name=node.name.value)
                 break
         self._classes[node] = answer
         return answer
 
     def _local_base_origin(self, base: cst.Name) -> Origin | None:
-        local = [d.stmt for d in self._defs_of(base)]
+        local = [d.stmt for d in self.defs_of(base)]
         if not local or not all(isinstance(c, cst.ClassDef) for c in local):
             return None
         found = [self._class_origin(c) for c in local if isinstance(c, cst.ClassDef)]
         if any(f is None for f in found):
             return None
-        if len(set(found)) == 1:
+        if len({(f.how, f.is_model, f.keras_class) for f in found if f is not None}) == 1:
             return found[0]
         return Origin(How.SUBCLASS, any(f.is_model for f in found if f is not None))
 
@@ -278,7 +281,7 @@ class KerasObjects:
         """`self.encoder`, from every assignment to it in the methods of `self`'s class."""
         if not isinstance(expr.value, cst.Name) or expr.value.value != "self":
             return None
-        owners = {_method_owner(d) for d in self._defs_of(expr.value)}
+        owners = {_method_owner(d) for d in self.defs_of(expr.value)}
         if len(owners) != 1:
             return None
         (owner,) = owners
@@ -309,21 +312,28 @@ class KerasObjects:
             self._text_assignments[class_name] = self._read_class_assignments(class_name)
         values: list[cst.BaseExpression | None] = []
         for value in self._text_assignments[class_name].get(attribute, []):
-            if value is None:
-                values.append(None)
-                continue
-            parsed = cst.parse_expression(ast.unparse(value))
-            self._text_names.update(_names_in_parsed(parsed))
-            values.append(parsed)
+            values.append(self.parse_text_expression(value) if value is not None else None)
         return values
 
-    def _read_class_assignments(self, class_name: str) -> dict[str, list[ast.expr | None]]:
+    def parse_text_expression(self, value: ast.expr) -> cst.BaseExpression:
+        """An expression read from the file's text with `ast`, as libcst; the names in it are
+        looked up among the module's own definitions."""
+        parsed = cst.parse_expression(ast.unparse(value))
+        self._text_names.update(_names_in_parsed(parsed))
+        return parsed
+
+    def classes_in_text(self) -> dict[str, list[ast.ClassDef]]:
+        """The file's classes (not those defined inside functions), by name, read from the
+        whole text: methods that were cut out before the parse are there."""
         if self._ast_classes is None:
             self._ast_classes = {}
             for node in _ast_statements(ast.parse(self.model.source_text).body):
                 if isinstance(node, ast.ClassDef):
                     self._ast_classes.setdefault(node.name, []).append(node)
-        classes = self._ast_classes.get(class_name, [])
+        return self._ast_classes
+
+    def _read_class_assignments(self, class_name: str) -> dict[str, list[ast.expr | None]]:
+        classes = self.classes_in_text().get(class_name, [])
         assigned: dict[str, list[ast.expr | None]] = {}
         if len(classes) != 1:
             return assigned
@@ -382,7 +392,7 @@ class KerasObjects:
         if isinstance(expr, cst.Call):
             return self._call_holds_keras_variables(expr)
         if isinstance(expr, cst.Name):
-            defs = self._defs_of(expr)
+            defs = self.defs_of(expr)
             return _all([self._def_holds_keras_variables(d) for d in defs])
         return Tri.UNKNOWN
 
