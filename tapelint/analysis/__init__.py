@@ -29,6 +29,8 @@ Questions the rules ask:
   watch? (TAP201, TAP202, TAP204)
 - `keras_objects`: is an expression certainly a Keras model or layer, how was it made,
   does it hold Keras variables? (TAP203, TAP204, TAP303)
+- `keras_training`: does such a model/layer certainly compute something different in
+  training (dropout, batch normalisation, a `call` that reads `training`)? (TAP303)
 - `keras_calls`: which calls of such models/layers, made while a trained tape records,
   behave differently in training and lack `training=`? (TAP303)
 - `gradients`: where a gradient call's results go, what `apply_gradients` pairs, and is

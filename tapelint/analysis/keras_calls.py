@@ -36,6 +36,7 @@ from tapelint.analysis.keras_training import TrainingSensitivity, is_stateless_t
 from tapelint.analysis.model import FileModel, Scope, TapeInstance, is_recording
 from tapelint.analysis.names import dotted_name
 
+
 @dataclass(frozen=True)
 class KerasCall:
     node: cst.Call

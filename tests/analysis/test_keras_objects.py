@@ -110,7 +110,8 @@ def test_a_watched_sub_model_assigned_in_a_cut_out_init_is_reported():
             [],
         ),
         (
-            "class Block(keras.Layer):\n    pass\nm = Block()\n"
+            "class Block(keras.Layer):\n    def __init__(self):\n"
+            "        self.norm = keras.layers.BatchNormalization()\nm = Block()\n"
             "with tf.GradientTape() as t:\n    l = m(x)\ng = t.gradient(l, m.trainable_variables)\n",
             ["m(x)"],
         ),

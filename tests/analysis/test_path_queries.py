@@ -138,12 +138,15 @@ SEQUENTIAL = "m = tf.keras.Sequential([tf.keras.layers.Dense(3), tf.keras.layers
             [],
         ),
         (
-            "def build():\n    return tf.keras.Model(i, o)\nm = build()\n"
+            "def build():\n    i = tf.keras.Input((3,))\n    o = tf.keras.layers.Dropout(0.2)(i)\n"
+            "    return tf.keras.Model(i, o)\nm = build()\n"
             "with tf.GradientTape() as t:\n    l = m(x)\ng = t.gradient(l, m.trainable_variables)\n",
             ["m(x)"],
         ),
         (
-            "class M(tf.keras.Model):\n    def train_step(self, d):\n"
+            "class M(tf.keras.Model):\n"
+            "    def __init__(self):\n        self.drop = tf.keras.layers.Dropout(0.5)\n"
+            "    def train_step(self, d):\n"
             "        with tf.GradientTape() as t:\n            l = self(d)\n"
             "        return t.gradient(l, self.trainable_variables)\n",
             ["self(d)"],
