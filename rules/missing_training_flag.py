@@ -10,34 +10,53 @@ from tapelint.rule import Finding, Rule, tape_label
 class MissingTrainingFlag(Rule):
     """## What it does
     Checks for a Keras model or layer called inside a tape's recording block without
-    `training=`. Only callees this file shows to be Keras models or layers are checked: a
-    name bound to `keras.Sequential(...)`, `keras.Model(...)`, a `keras.layers` or
-    `keras.applications` class, an instance of a class of this file that subclasses
-    `keras.Model` or `keras.layers.Layer`, or the result of a function of this file that
-    returns one; `self` inside such a class, and `self.encoder` when every assignment to it
-    in the class is one of those.
+    `training=`, when this file shows both that it is a Keras model or layer and that it
+    computes something different in training, so that the flag would change what runs:
+
+    - a built-in layer that reads `training`: `Dropout`, `SpatialDropout1D/2D/3D`,
+      `GaussianDropout`, `GaussianNoise`, `AlphaDropout`, `BatchNormalization`,
+      `SpectralNormalization`, random augmentation (`RandomFlip`, ...), and recurrent or
+      attention layers built with a nonzero `dropout=` / `recurrent_dropout=`
+      (`Bidirectional` and `TimeDistributed` as the layer they wrap);
+    - a `keras.applications` model (batch normalisation inside; not `VGG16`/`VGG19` or the
+      `ConvNeXt` family, which have none);
+    - a `keras.Sequential` of such layers (also grown with `.add()`), or a functional
+      `keras.Model(inputs, outputs)` whose outputs are computed with one;
+    - an instance of a class of this file (or `self` in one, or `self.encoder` assigned
+      one) whose `__init__` or `build` creates such a part, or whose `call` takes
+      `training` and reads it. Keras hands the outer call's `training` on to the layers
+      `call` uses even when `call` takes no `training` parameter, so those count too.
 
     Only models the tape trains are checked: their variables (or those of the model they
     are stored on, for `self.encoder`) are the sources of one of its gradient calls. Dropout
     and noise layers, which have no variables, are checked in any tape that trains a model.
 
-    Not flagged: a call that passes `training=` (also `training=False`), `**kwargs`, or a
-    second positional argument; a model passed in as a parameter or built somewhere this file
-    does not show; models the tape does not train (a target network, a distillation teacher,
-    a frozen feature extractor, and every model in a tape that differentiates with respect to
-    its inputs: saliency maps, integrated gradients, adversarial examples), which run in
-    inference mode on purpose; built-in layers that compute the same in training and
-    inference (`Dense`, `Conv2D`); calls under `tape.stop_recording()`.
+    Not flagged: a model or layer that computes the same either way (`Dense`, `Conv2D`,
+    `LayerNormalization`, an `LSTM` without dropout, a custom layer that only holds
+    weights), however it is written; a class of this file that overrides `__call__`
+    without a `training` parameter (its own protocol, where `training=` is a TypeError), and
+    a call passing a flag of its own that says training (`net(x, is_training=True)`); a call
+    that passes `training=` (also `training=False`), `**kwargs`, or a second positional
+    argument; a model passed in as a parameter, loaded, or built somewhere this file does not
+    show; a sub-model called with an explicit `training=` when a functional model was built
+    (`base(inputs, training=False)` stays in inference mode whatever the outer call says);
+    models the tape does not train (a target network, a distillation teacher, a frozen
+    feature extractor, and every model in a tape that differentiates with respect to its
+    inputs: saliency maps, integrated gradients, adversarial examples), which run in
+    inference mode on purpose; calls under `tape.stop_recording()`.
 
     ## Why is this bad?
     Without `training=True`, a model called directly runs its dropout and batch
     normalisation layers in inference mode: no dropout, and batch statistics that are neither
     used nor updated. The step trains a different network than the one you meant, and nothing
-    fails. A model without such layers behaves the same either way today, but stops doing so
-    the day one is added.
+    fails. The message names the part that runs in inference mode (`Dropout`,
+    `BatchNormalization`, or a `call` that reads `training`).
 
     ## Example
     ```python
+    model = keras.Sequential([layers.Dense(256, activation="relu"), layers.Dropout(0.5),
+                              layers.Dense(10)])
+
     with tf.GradientTape() as tape:
         logits = model(x)
         loss = loss_fn(y, logits)
