@@ -24,8 +24,10 @@ class MissingTrainingFlag(Rule):
       `keras.Model(inputs, outputs)` whose outputs are computed with one;
     - an instance of a class of this file (or `self` in one, or `self.encoder` assigned
       one) whose `__init__` or `build` creates such a part, or whose `call` takes
-      `training` and reads it. Keras hands the outer call's `training` on to the layers
-      `call` uses even when `call` takes no `training` parameter, so those count too.
+      `training` and decides something with it (`if training:`; handing it on as
+      `layer(x, training=training)` counts through what `layer` is). Keras hands the
+      outer call's `training` on to the layers `call` uses even when `call` takes no
+      `training` parameter, so those count too.
 
     Only models the tape trains are checked: their variables (or those of the model they
     are stored on, for `self.encoder`) are the sources of one of its gradient calls. Dropout

@@ -25,8 +25,10 @@ out of a model) or known to be insensitive. Known compositions:
   explicit `training=` keeps that mode and does not count;
 - an instance of a class of this file: training-sensitive when its `__init__` or `build`
   (or an in-file base class's) creates a training-sensitive part, or when its `call` takes
-  `training` and reads it. A class that overrides `__call__` without a `training` parameter
-  has its own protocol: Keras' training handling never runs, and it is never reported.
+  `training` and decides something with it (`if training:`); forwarding it as
+  `layer(x, training=training)` counts only through what `layer` is. A class that
+  overrides `__call__` without a `training` parameter has its own protocol: Keras'
+  training handling never runs, and it is never reported.
 """
 
 from __future__ import annotations
@@ -116,8 +118,11 @@ class TrainingSensitivity:
         return self._built_in_layer(name, call, seen)
 
     def _built_in_layer(self, name: str, call: cst.Call, seen: set[cst.CSTNode]) -> str | None:
-        if is_stateless_training_layer(name) or name in _STATEFUL_TRAINING_LAYERS:
+        if name in _STATEFUL_TRAINING_LAYERS:
             return name
+        if is_stateless_training_layer(name):
+            rate = _argument(call, 0, "stddev" if name == "GaussianNoise" else "rate")
+            return None if rate is not None and _is_zero(rate) else name
         if name in _WRAPPERS:
             wrapped = _argument(call, 0, "layer")
             return self._of(wrapped, seen) if wrapped is not None else None
@@ -205,7 +210,7 @@ class TrainingSensitivity:
                 if found:
                     return found
         forward = own_call or methods.get("call")
-        if forward is not None and _reads_parameter(forward, "training"):
+        if forward is not None and _reads_training(forward):
             return USES_TRAINING
         return None
 
@@ -243,10 +248,24 @@ def _has_parameter(function: ast.FunctionDef, name: str) -> bool:
     )
 
 
-def _reads_parameter(function: ast.FunctionDef, name: str) -> bool:
-    """The function takes `name` and reads it (passes it on, branches on it)."""
-    return _has_parameter(function, name) and any(
-        isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+def _reads_training(function: ast.FunctionDef) -> bool:
+    """The function takes `training` and decides something with it: branches on it, or
+    hands it to a function positionally (`tf.cond`, `in_train_phase`). Handing it on as
+    `layer(x, training=training)` does not count by itself: whether that layer reads it is
+    what its construction says."""
+    if not _has_parameter(function, "training"):
+        return False
+    forwarded = {
+        id(node.value)
+        for statement in function.body
+        for node in ast.walk(statement)
+        if isinstance(node, ast.keyword) and node.arg == "training"
+    }
+    return any(
+        isinstance(node, ast.Name)
+        and node.id == "training"
+        and isinstance(node.ctx, ast.Load)
+        and id(node) not in forwarded
         for statement in function.body
         for node in ast.walk(statement)
     )

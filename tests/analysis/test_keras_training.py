@@ -41,6 +41,8 @@ def _sensitive(setup: str, expr: str) -> str | None:
         ("layers.Dense(3)", None),
         ("layers.LSTM(32)", None),
         ("layers.LSTM(32, dropout=0.0)", None),
+        ("layers.Dropout(0.0)", None),
+        ("layers.GaussianNoise(stddev=0)", None),
         ("layers.MultiHeadAttention(4, 16)", None),
         ("layers.Bidirectional(layers.LSTM(8))", None),
         ("keras.applications.VGG16(weights=None)", None),
@@ -135,6 +137,12 @@ def test_models_are_judged_by_their_layers(setup, expr, expected):
             None,
         ),
         (
+            "class Net(keras.Model):\n"
+            "    def __init__(self):\n        super().__init__()\n        self.out = layers.Dense(1)\n"
+            "    def call(self, x, training=False):\n        return self.out(x, training=training)\n",
+            None,
+        ),
+        (
             "class Linear(keras.layers.Layer):\n"
             "    def build(self, shape):\n        self.w = self.add_weight(shape=(shape[-1], 4))\n"
             "    def call(self, x):\n        return tf.matmul(x, self.w)\n",
@@ -171,6 +179,7 @@ def test_models_are_judged_by_their_layers(setup, expr, expected):
         "build-batchnorm",
         "call-reads-training",
         "call-ignores-training",
+        "call-forwards-training-to-dense",
         "weights-only",
         "own-dunder-call",
         "in-file-block",
