@@ -9,9 +9,11 @@ from tapelint.rule import Finding, Rule, tape_label
 
 class MissingTrainingFlag(Rule):
     """## What it does
-    Checks for a Keras model or layer called inside a tape's recording block without
-    `training=`, when this file shows both that it is a Keras model or layer and that it
-    computes something different in training, so that the flag would change what runs:
+    Checks for a Keras model or layer with dropout, batch normalisation or another part that
+    reads `training`, called inside a tape's recording block without `training=`.
+
+    Reported only when this file shows both that the callee is a Keras model or layer and
+    that it computes something different in training, so that the flag changes what runs:
 
     - a built-in layer that reads `training`: `Dropout`, `SpatialDropout1D/2D/3D`,
       `GaussianDropout`, `GaussianNoise`, `AlphaDropout`, `BatchNormalization`,
