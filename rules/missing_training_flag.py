@@ -38,8 +38,9 @@ class MissingTrainingFlag(Rule):
     Not flagged: a model or layer that computes the same either way (`Dense`, `Conv2D`,
     `LayerNormalization`, an `LSTM` without dropout, a custom layer that only holds
     weights), however it is written; a class of this file that overrides `__call__`
-    without a `training` parameter (its own protocol, where `training=` is a TypeError), and
-    a call passing a flag of its own that says training (`net(x, is_training=True)`); a call
+    without a `training` parameter it uses (its own protocol, where `training=` may be a
+    TypeError), and a call passing a flag of its own that says training
+    (`net(x, is_training=True)`); a call
     that passes `training=` (also `training=False`), `**kwargs`, or a second positional
     argument; a model passed in as a parameter, loaded, or built somewhere this file does not
     show; a sub-model called with an explicit `training=` when a functional model was built

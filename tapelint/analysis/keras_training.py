@@ -27,8 +27,8 @@ out of a model) or known to be insensitive. Known compositions:
   (or an in-file base class's) creates a training-sensitive part, or when its `call` takes
   `training` and decides something with it (`if training:`); forwarding it as
   `layer(x, training=training)` counts only through what `layer` is. A class that
-  overrides `__call__` without a `training` parameter has its own protocol: Keras'
-  training handling never runs, and it is never reported.
+  overrides `__call__` has its own protocol: Keras' training handling never runs, and it
+  is reported only when that `__call__` takes `training` and uses it.
 """
 
 from __future__ import annotations
@@ -196,7 +196,8 @@ class TrainingSensitivity:
         if methods is None:
             return None
         own_call = methods.get("__call__")
-        if own_call is not None and not _has_parameter(own_call, "training"):
+        if own_call is not None and not _mentions_training(own_call):
+            # Its own protocol: the layers it calls get `training` only from it.
             return None
         for name in ("__init__", "build"):
             method = methods.get(name)
@@ -245,6 +246,15 @@ def _has_parameter(function: ast.FunctionDef, name: str) -> bool:
     arguments = function.args
     return any(
         a.arg == name for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
+    )
+
+
+def _mentions_training(function: ast.FunctionDef) -> bool:
+    """The function takes `training` and reads it in any way."""
+    return _has_parameter(function, "training") and any(
+        isinstance(node, ast.Name) and node.id == "training" and isinstance(node.ctx, ast.Load)
+        for statement in function.body
+        for node in ast.walk(statement)
     )
 
 

@@ -156,6 +156,20 @@ def test_models_are_judged_by_their_layers(setup, expr, expected):
             None,
         ),
         (
+            "class Net(keras.Model):\n"
+            "    def __init__(self):\n        super().__init__()\n"
+            "        self.drop = layers.Dropout(0.3)\n"
+            "    def __call__(self, x, training=False):\n        return self.drop(x, training=True)\n",
+            None,
+        ),
+        (
+            "class Net(keras.Model):\n"
+            "    def __init__(self):\n        super().__init__()\n"
+            "        self.drop = layers.Dropout(0.3)\n"
+            "    def __call__(self, x, training=False):\n        return self.drop(x, training=training)\n",
+            "Dropout",
+        ),
+        (
             "class Block(keras.layers.Layer):\n"
             "    def __init__(self):\n        super().__init__()\n"
             "        self.norm = layers.BatchNormalization()\n"
@@ -182,6 +196,8 @@ def test_models_are_judged_by_their_layers(setup, expr, expected):
         "call-forwards-training-to-dense",
         "weights-only",
         "own-dunder-call",
+        "own-dunder-call-ignoring-training",
+        "own-dunder-call-forwarding-training",
         "in-file-block",
         "inherited-init",
     ],
