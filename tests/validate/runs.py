@@ -3,7 +3,8 @@
 Each fixture states what the run must show: `# verdict: CODE STATUS` on the reported line
 (STATUS is a verdict, `runtime` for a finding only the run made, or `found` for either a
 confirmed static diagnostic or a runtime finding: rules that other branches make static),
-`# exit: N`, and optionally `# args: ...` and `# timeout: SECONDS`.
+`# exit: N`, and optionally `# args: ...` (for the script), `# options: ...` (for `tapelint
+validate`, e.g. `--preview`) and `# timeout: SECONDS`.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = ROOT / "fixtures" / "runtime"
 _VERDICT = re.compile(r"#\s*verdict:\s*(TAP\d{3})\s+([a-z-]+)")
-_HEADER = re.compile(r"^#\s*(exit|args|timeout):\s*(.+)$")
+_HEADER = re.compile(r"^#\s*(exit|args|options|timeout):\s*(.+)$")
 
 
 @dataclass(frozen=True)
 class Expectation:
     exit_code: int
     args: tuple[str, ...]
+    options: tuple[str, ...]
     timeout: str | None
 
 
@@ -44,7 +46,10 @@ def expectation(path: Path) -> Expectation:
         if match:
             headers[match.group(1)] = match.group(2).strip()
     return Expectation(
-        int(headers["exit"]), tuple(shlex.split(headers.get("args", ""))), headers.get("timeout")
+        int(headers["exit"]),
+        tuple(shlex.split(headers.get("args", ""))),
+        tuple(shlex.split(headers.get("options", ""))),
+        headers.get("timeout"),
     )
 
 
@@ -63,7 +68,7 @@ def expected_verdicts(paths: list[Path]) -> set[tuple[str, int, str, str]]:
 def validate(name: str) -> Run:
     script = RUNTIME / name
     expect = expectation(script)
-    options = ["--quiet", "--output-format", "json"]
+    options = ["--quiet", "--output-format", "json", *expect.options]
     if expect.timeout:
         options += ["--timeout", expect.timeout]
     result = subprocess.run(
