@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tapelint.diagnostics import Diagnostic, Position, Severity
-from tapelint.validate.checks import CHECKS
+from tapelint.validate.checks import CHECKS, error_summary
 from tapelint.validate.observations import Frame, Observations
 from tapelint.validate.probe import schema
 from tapelint.validate.verdict import Site, Status, Verdict
@@ -136,7 +136,7 @@ def _findings(observations: Observations) -> Iterable[_Finding]:
                 exception.at[0],
                 "a tf.function step created variables after its first call; create models, "
                 "optimizers and variables once, outside the step",
-                f"{exception['type']}: {exception['message'][:160]}",
+                error_summary(exception, 160),
             )
 
 
