@@ -393,7 +393,9 @@ def _before_the_end(obs: Observations) -> str:
 
 def _state_in_step(site: Site, obs: Observations) -> Verdict:
     for exception in obs.of(schema.EXCEPTION):
-        if any(site.overlaps(f) for f in exception.at):
+        if any(site.overlaps(f) for f in exception.at) or (
+            is_variable_error(exception) and built_before(exception, [site], obs)
+        ):
             return Verdict.confirmed(error_summary(exception, 120))
     built = _at(obs.of(schema.CONSTRUCT), site)
     if not built:
@@ -411,6 +413,26 @@ def _state_in_step(site: Site, obs: Observations) -> Verdict:
 def _ended_early(obs: Observations, pid: int) -> bool:
     """The process was stopped by the validator or ended on an uncaught exception."""
     return any(e.pid == pid for e in obs.of(schema.STOP) + obs.of(schema.EXCEPTION))
+
+
+def is_variable_error(exception: Event) -> bool:
+    """`tf.function` refused to create variables after its first call."""
+    return "singleton tf.Variables" in (exception["message"] or "")
+
+
+def built_before(exception: Event, sites: Iterable[Site], obs: Observations) -> bool:
+    """A constructor at one of `sites` ran in the exception's process and step, before it.
+
+    A Keras layer builds its variables when it is first called, so `tf.function` raises at
+    that call rather than at the constructor the static rule reports."""
+    sites = list(sites)
+    return any(
+        built.pid == exception.pid
+        and built.step == exception.step
+        and built.index < exception.index
+        for built in obs.of(schema.CONSTRUCT)
+        if any(site.overlaps(built.where) for site in sites)
+    )
 
 
 # ------------------------------------------------------------------------- table
