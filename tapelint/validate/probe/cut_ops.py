@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from . import schema
-from .frames import is_user_code, user_frames
+from .frames import user_frames, written_in_user_code
 from .recorder import Recorder
 from .tapes import any_tape_active, note_zero_gradient_op, recording_tapes
 
@@ -37,7 +37,7 @@ def _patched(recorder: Recorder, original: Any, name: str) -> Any:
     def op(*args: Any, **kwargs: Any) -> Any:
         if any_tape_active():
             caller = sys._getframe(1)
-            if is_user_code(caller.f_code):
+            if written_in_user_code(caller):
                 recording = recording_tapes()
                 if recording:
                     recorder.emit(
