@@ -28,7 +28,8 @@ Kinds and their own fields:
 - `apply`: `optimizer` (serial), `method`, `count` (gradients passed), `none_variables`
   (names of the variables whose gradient was None), `variables` (their `id()`s), `traced`.
 - `function`: a `tf.function` was created. `function` (serial), `user` (it wraps user
-  code), `definition` ([path, first_line, header_last_line] of the wrapped function).
+  code, or user code created it: `tf.function(model)`), `definition` ([path, first_line,
+  header_last_line] of the wrapped function, when that is user code).
 - `call`: a user `tf.function` was called eagerly. `function`, `traces_before`,
   `traces_after`, `arguments` (the Python values among its arguments, as a string: equal
   strings mean `tf.function` saw the same non-tensor arguments).
