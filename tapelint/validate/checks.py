@@ -36,6 +36,19 @@ def _times(count: int) -> str:
     return "once" if count == 1 else f"{count} times"
 
 
+def error_summary(exception: Event, limit: int) -> str:
+    """`Type: message` on one line. An error raised while a `tf.function` traced says
+    "in user code:" and the traceback first; its own message is the last line."""
+    lines = [line.strip() for line in (exception["message"] or "").splitlines() if line.strip()]
+    if len(lines) > 1 and lines[0].startswith("in user code"):
+        lines = lines[-1:]
+    message = lines[0] if lines else ""
+    message = message.removeprefix(f"{exception['type']}: ")
+    if len(message) > limit:
+        message = message[: limit - 1] + "…"
+    return f"{exception['type']}: {message}"
+
+
 def _all_none(event: Event) -> bool:
     return bool(event["none"]) and all(event["none"])
 
@@ -228,6 +241,11 @@ def _path_cut_by(events: list[Event], obs: Observations, what: str) -> Verdict:
             return Verdict.confirmed(
                 f"{what} while the tape recorded, and the tape's gradient call returned None"
             )
+        if any(any(c["zero"] or []) for c in later):  # `sign`: a zero gradient, not None
+            return Verdict.confirmed(
+                f"{what} while the tape recorded, and the tape's gradient call returned "
+                "gradients that were all zeros"
+            )
     return Verdict.refuted(
         f"{what} while the tape recorded, but the tape's gradients were not None"
     )
@@ -316,7 +334,7 @@ def _variable_mismatch(site: Site, obs: Observations) -> Verdict:
 def _unsafe_transform(site: Site, obs: Observations) -> Verdict:
     for exception in obs.of(schema.EXCEPTION):
         if any(site.overlaps(f) for f in exception.at):
-            return Verdict.confirmed(f"{exception['type']}: {exception['message'][:120]}")
+            return Verdict.confirmed(error_summary(exception, 120))
     later = [
         a
         for a in obs.of(schema.APPLY)
@@ -342,32 +360,79 @@ def _retracing(site: Site, obs: Observations) -> Verdict:
     if not calls:
         return NOT_REACHED if not functions else Verdict.inconclusive("never called eagerly")
     traced: dict[tuple[int, int], int] = {}
+    arguments: dict[tuple[int, int], set[str]] = {}
     retraced = 0
     for call in calls:
         key = (call.pid, call["function"])
         if key in traced and call["traces_after"] > call["traces_before"]:
             retraced += 1
         traced.setdefault(key, call["traces_after"])
+        arguments.setdefault(key, set()).add(call["arguments"])
     instances = sum(1 for key, traces in traced.items() if traces)
     if retraced:
         return Verdict.confirmed(f"traced again on {retraced} later calls")
     if len(functions) > 1 and instances > 1:
         return Verdict.confirmed(f"{instances} separate tf.functions were created and traced here")
     if len(calls) < 2:
-        return Verdict.inconclusive("called only once")
-    return Verdict.refuted(f"no retrace over {len(calls)} calls")
+        return Verdict.inconclusive("called only once" + _before_the_end(obs))
+    if any(len(values) > 1 for values in arguments.values()):
+        return Verdict.refuted(
+            f"no retrace over {len(calls)} calls, though its Python arguments changed"
+        )
+    # The same function called with the same Python values: what would retrace it (the
+    # next epoch's number, the next function object) never came.
+    return Verdict.inconclusive(
+        f"no retrace over {len(calls)} calls of one function, all with the same Python "
+        "arguments" + _before_the_end(obs)
+    )
+
+
+def _before_the_end(obs: Observations) -> str:
+    return " before the validator stopped the program" if obs.stopped else ""
 
 
 def _state_in_step(site: Site, obs: Observations) -> Verdict:
     for exception in obs.of(schema.EXCEPTION):
-        if any(site.overlaps(f) for f in exception.at):
-            return Verdict.confirmed(f"{exception['type']}: {exception['message'][:120]}")
+        if any(site.overlaps(f) for f in exception.at) or (
+            is_variable_error(exception) and built_before(exception, [site], obs)
+        ):
+            return Verdict.confirmed(error_summary(exception, 120))
     built = _at(obs.of(schema.CONSTRUCT), site)
     if not built:
         return NOT_REACHED
     if len(built) > 1:
         return Verdict.confirmed(f"the constructor ran {len(built)} times")
-    return Verdict.refuted("the constructor ran once")
+    if _ended_early(obs, built[0].pid):
+        # The loop or step around it may well have come round again had the program gone on.
+        return Verdict.inconclusive(
+            "the constructor ran once, and the program was stopped or failed soon after"
+        )
+    return Verdict.refuted("the constructor ran once, and the program ended normally")
+
+
+def _ended_early(obs: Observations, pid: int) -> bool:
+    """The process was stopped by the validator or ended on an uncaught exception."""
+    return any(e.pid == pid for e in obs.of(schema.STOP) + obs.of(schema.EXCEPTION))
+
+
+def is_variable_error(exception: Event) -> bool:
+    """`tf.function` refused to create variables after its first call."""
+    return "singleton tf.Variables" in (exception["message"] or "")
+
+
+def built_before(exception: Event, sites: Iterable[Site], obs: Observations) -> bool:
+    """A constructor at one of `sites` ran in the exception's process and step, before it.
+
+    A Keras layer builds its variables when it is first called, so `tf.function` raises at
+    that call rather than at the constructor the static rule reports."""
+    sites = list(sites)
+    return any(
+        built.pid == exception.pid
+        and built.step == exception.step
+        and built.index < exception.index
+        for built in obs.of(schema.CONSTRUCT)
+        if any(site.overlaps(built.where) for site in sites)
+    )
 
 
 # ------------------------------------------------------------------------- table

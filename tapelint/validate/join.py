@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tapelint.diagnostics import Diagnostic, Position, Severity
-from tapelint.validate.checks import CHECKS
-from tapelint.validate.observations import Frame, Observations
+from tapelint.validate.checks import CHECKS, built_before, error_summary, is_variable_error
+from tapelint.validate.observations import Event, Frame, Observations
 from tapelint.validate.probe import schema
 from tapelint.validate.verdict import Site, Status, Verdict
 
@@ -57,6 +57,7 @@ class _Finding:
     frame: Frame
     message: str
     evidence: str
+    cause: Event | None = None  # the event that showed it
 
 
 def runtime_findings(
@@ -77,7 +78,8 @@ def runtime_findings(
     found: dict[tuple[str, str, int], Validated] = {}
     for finding in _findings(observations):
         frame = finding.frame
-        if any(site.overlaps(frame) for site in covered.get(finding.code, [])):
+        sites = covered.get(finding.code, [])
+        if any(site.overlaps(frame) for site in sites) or _built_at(finding, sites, observations):
             continue
         key = (finding.code, frame.path, frame.first)
         if key in found or frame.path.startswith("<"):
@@ -130,14 +132,23 @@ def _findings(observations: Observations) -> Iterable[_Finding]:
                 f"{error[0]}: {error[1][:160]}",
             )
     for exception in observations.of(schema.EXCEPTION):
-        if "singleton tf.Variables" in (exception["message"] or "") and exception.at:
+        if is_variable_error(exception) and exception.at:
             yield _Finding(
                 "TAP502",
                 exception.at[0],
                 "a tf.function step created variables after its first call; create models, "
                 "optimizers and variables once, outside the step",
-                f"{exception['type']}: {exception['message'][:160]}",
+                error_summary(exception, 160),
+                exception,
             )
+
+
+def _built_at(finding: _Finding, sites: list[Site], observations: Observations) -> bool:
+    """A `tf.function` variable error whose variables a diagnosed constructor made."""
+    cause = finding.cause
+    return (
+        finding.code == "TAP502" and cause is not None and built_before(cause, sites, observations)
+    )
 
 
 def counts(items: Iterable[Validated]) -> dict[str, int]:

@@ -1,9 +1,11 @@
 """Running `tapelint validate` on the runtime fixtures, once per fixture per test session.
 
-Each fixture states what the run must show: `# verdict: CODE STATUS` on the reported line
-(STATUS is a verdict, `runtime` for a finding only the run made, or `found` for either a
-confirmed static diagnostic or a runtime finding: rules that other branches make static),
-`# exit: N`, and optionally `# args: ...` and `# timeout: SECONDS`.
+Each fixture states what the run must show: `# verdict: CODE STATUS` on the reported line,
+several separated by commas (STATUS is a verdict, `runtime` for a finding only the run made,
+or `found` for either a confirmed static diagnostic or a runtime finding: rules that other
+branches make static),
+`# exit: N`, and optionally `# args: ...` (for the script), `# options: ...` (for `tapelint
+validate`, e.g. `--preview`) and `# timeout: SECONDS`.
 """
 
 from __future__ import annotations
@@ -19,14 +21,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = ROOT / "fixtures" / "runtime"
-_VERDICT = re.compile(r"#\s*verdict:\s*(TAP\d{3})\s+([a-z-]+)")
-_HEADER = re.compile(r"^#\s*(exit|args|timeout):\s*(.+)$")
+_VERDICTS = re.compile(r"#\s*verdict:\s*(.*)$")  # `TAP402 confirmed, TAP401 refuted`
+_VERDICT = re.compile(r"(TAP\d{3})\s+([a-z-]+)")
+_HEADER = re.compile(r"^#\s*(exit|args|options|timeout):\s*(.+)$")
 
 
 @dataclass(frozen=True)
 class Expectation:
     exit_code: int
     args: tuple[str, ...]
+    options: tuple[str, ...]
     timeout: str | None
 
 
@@ -44,7 +48,10 @@ def expectation(path: Path) -> Expectation:
         if match:
             headers[match.group(1)] = match.group(2).strip()
     return Expectation(
-        int(headers["exit"]), tuple(shlex.split(headers.get("args", ""))), headers.get("timeout")
+        int(headers["exit"]),
+        tuple(shlex.split(headers.get("args", ""))),
+        tuple(shlex.split(headers.get("options", ""))),
+        headers.get("timeout"),
     )
 
 
@@ -53,9 +60,10 @@ def expected_verdicts(paths: list[Path]) -> set[tuple[str, int, str, str]]:
     found = set()
     for path in paths:
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            match = _VERDICT.search(line)
-            if match:
-                found.add((path.name, number, match.group(1), match.group(2)))
+            marker = _VERDICTS.search(line)
+            if marker:
+                for match in _VERDICT.finditer(marker.group(1)):
+                    found.add((path.name, number, match.group(1), match.group(2)))
     return found
 
 
@@ -63,7 +71,7 @@ def expected_verdicts(paths: list[Path]) -> set[tuple[str, int, str, str]]:
 def validate(name: str) -> Run:
     script = RUNTIME / name
     expect = expectation(script)
-    options = ["--quiet", "--output-format", "json"]
+    options = ["--quiet", "--output-format", "json", *expect.options]
     if expect.timeout:
         options += ["--timeout", expect.timeout]
     result = subprocess.run(

@@ -75,3 +75,11 @@ def test_runtime_only_finding_points_into_the_helper_module() -> None:
     assert item["path"].endswith("update_helpers.py")
     assert item["origin"] == "runtime"
     assert "dense_2/kernel" in item["message"]
+
+
+def test_an_error_raised_while_tracing_is_summarised_by_its_own_message() -> None:
+    # TensorFlow prefixes it with "in user code:" and a traceback; the evidence is one line.
+    # (Raised where the layer built in `train_step` is first called, it is the constructor's.)
+    [item] = [i for i in validate("compiled_steps.py").items if i["code"] == "TAP502"]
+    assert item["evidence"].startswith("ValueError: tf.function only supports singleton")
+    assert "\n" not in item["evidence"]

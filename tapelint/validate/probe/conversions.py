@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 from . import schema
-from .frames import caller, is_user_code, user_frames
+from .frames import caller, user_frames, written_in_user_code
 from .recorder import Recorder
 from .tapes import any_tape_active, recording_tapes
 
@@ -52,7 +52,7 @@ def _has_tensor(args: tuple, kwargs: dict, tensor_type: type) -> bool:
 
 def _numpy_call(recorder: Recorder, name: str, tensor_type: type, args: tuple, kwargs: dict):
     """Record `np.NAME(tensor)` written in user code while a tape records."""
-    if not any_tape_active() or not is_user_code(sys._getframe(2).f_code):
+    if not any_tape_active() or not written_in_user_code(sys._getframe(2)):
         return
     if not _has_tensor(args, kwargs, tensor_type):
         return

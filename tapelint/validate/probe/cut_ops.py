@@ -11,10 +11,12 @@ import sys
 from typing import Any
 
 from . import schema
-from .frames import is_user_code, user_frames
+from .frames import user_frames, written_in_user_code
 from .recorder import Recorder
-from .tapes import any_tape_active, recording_tapes
+from .tapes import any_tape_active, note_zero_gradient_op, recording_tapes
 
+# Ops whose registered gradient is zero rather than None: the path is cut all the same.
+_ZERO_GRADIENT = frozenset({"sign"})
 _NAMES = ("argmax", "argmin", "round", "sign", "floor", "ceil", "cast", "where", "stop_gradient")
 
 
@@ -35,12 +37,14 @@ def _patched(recorder: Recorder, original: Any, name: str) -> Any:
     def op(*args: Any, **kwargs: Any) -> Any:
         if any_tape_active():
             caller = sys._getframe(1)
-            if is_user_code(caller.f_code):
+            if written_in_user_code(caller):
                 recording = recording_tapes()
                 if recording:
                     recorder.emit(
                         schema.OP, op=name, recording=recording, at=user_frames(caller, limit=1)
                     )
+                    if name in _ZERO_GRADIENT:
+                        note_zero_gradient_op(recording)
         return original(*args, **kwargs)
 
     return op

@@ -3,7 +3,9 @@
 A frame is the user's unless its file belongs to the standard library, an installed package
 (site-packages: TensorFlow, Keras, pytest...), or tapelint itself. Code that AutoGraph
 generated from a user function (`__autograph_generated_file*.py`) is mapped back to the
-user's file and line through the source maps AutoGraph builds (see `functions.py`).
+user's file and lines through the source maps AutoGraph builds (see `functions.py`); the
+calls it makes go through AutoGraph's `converted_call`, so a patch that asks who called it
+looks past those frames (`written_in_user_code`).
 
 The span is that of the instruction the frame is executing (Python 3.11 positions), so a
 call written over several lines covers all of them.
@@ -26,6 +28,7 @@ _LIBRARY_DIRS = tuple(
     | {os.path.join(_TAPELINT_DIR, "")}
 )
 _GENERATED = "__autograph_generated_file"
+_AUTOGRAPH = os.path.join("tensorflow", "python", "autograph", "")
 MAX_FRAMES = 6
 
 # AutoGraph source maps: generated file -> {generated line: (user file, user line)}.
@@ -81,16 +84,41 @@ def is_user_code(code: CodeType) -> bool:
     return is_user_file(code.co_filename)
 
 
+def written_in_user_code(frame: FrameType | None) -> bool:
+    """The call made from `frame` was written by the user: in the user's own code, or in the
+    code AutoGraph generated from it inside a `tf.function` (whose calls reach the callee
+    through AutoGraph's `converted_call`, which is skipped)."""
+    while frame is not None and _AUTOGRAPH in frame.f_code.co_filename:
+        frame = frame.f_back
+    if frame is None:
+        return False
+    filename = frame.f_code.co_filename
+    if _GENERATED in filename:
+        mapped = generated_lines.get(filename, {}).get(frame.f_lineno or 0)
+        return mapped is not None and is_user_file(mapped[0])
+    return is_user_file(filename)
+
+
 def _where(code: CodeType, lasti: int, lineno: int | None) -> list | None:
     filename = code.co_filename
     if is_user_file(filename):
         first, last, column = _span(code, lasti, lineno)
         return [filename, first, last, column]
     if _GENERATED in filename:
-        mapped = generated_lines.get(filename, {}).get(lineno or 0)
-        if mapped is not None:
-            return [mapped[0], mapped[1], mapped[1], 1]
+        return _mapped(filename, *_span(code, lasti, lineno)[:2], lineno or 0)
     return None
+
+
+def _mapped(filename: str, first: int, last: int, lineno: int) -> list | None:
+    """The user lines a span of AutoGraph's generated code came from (a `with` statement's
+    span maps to the user's whole block, as far as its last line is mapped)."""
+    lines = generated_lines.get(filename, {})
+    start = lines.get(first) or lines.get(lineno)
+    if start is None:
+        return None
+    end = lines.get(last)
+    stop = end[1] if end is not None and end[0] == start[0] and end[1] >= start[1] else start[1]
+    return [start[0], start[1], stop, 1]
 
 
 def _span(code: CodeType, lasti: int, lineno: int | None) -> tuple[int, int, int]:

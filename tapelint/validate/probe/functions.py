@@ -11,6 +11,9 @@ steps are counted and stopped.
 from __future__ import annotations
 
 import functools
+import os
+import sys
+from types import FrameType
 from typing import Any
 
 from . import schema
@@ -44,16 +47,23 @@ def install(recorder: Recorder, function_class: type, eager: Any) -> None:
         original_init(self, python_function, *args, **kwargs)
         try:
             code = _code_of(python_function)
-            user = code is not None and is_user_code(code)
+            wraps_user_code = code is not None and is_user_code(code)
+            creator = _outside_tensorflow(caller(1))
+            # `tf.function(model)` in user code wraps Keras code, but its retracing is the
+            # user's doing all the same; functions Keras creates for `fit` are not.
+            user = wraps_user_code or (creator is not None and is_user_code(creator.f_code))
             info = _FunctionInfo(recorder.serial(), user)
             self._tapelint = info
             if user:
+                definition = None
+                if wraps_user_code:
+                    definition = [code.co_filename, code.co_firstlineno, _header_end(code)]
                 recorder.emit(
                     schema.FUNCTION,
                     function=info.serial,
                     user=True,
-                    definition=[code.co_filename, code.co_firstlineno, _header_end(code)],
-                    at=user_frames(caller(1), limit=1),
+                    definition=definition,
+                    at=user_frames(creator or caller(1), limit=1),
                 )
         except Exception as error:
             recorder.probe_error(error)
@@ -85,6 +95,7 @@ def install(recorder: Recorder, function_class: type, eager: Any) -> None:
                 function=info.serial,
                 traces_before=before,
                 traces_after=self.experimental_get_tracing_count(),
+                arguments=_python_values(args, kwargs),
                 at=user_frames(caller(1), limit=1),
             )
         if info.optimizers:
@@ -109,6 +120,38 @@ def install_source_maps(loader_module: Any) -> None:
         return result
 
     loader_module.load_ast = load_ast
+
+
+def _python_values(args: tuple, kwargs: dict) -> str:
+    """What `tf.function` keys a trace on beyond tensor specs, as a short string: the Python
+    values among the arguments (numbers, strings, lists of them) and the identity of other
+    objects. Tensors and arrays count by kind only (their shapes are TensorFlow's business).
+    Two calls with different strings were given different Python values."""
+    parts = [_python_value(value, 0) for value in args]
+    parts += [f"{name}={_python_value(value, 0)}" for name, value in sorted(kwargs.items())]
+    text = ",".join(parts)
+    return text if len(text) <= 200 else f"{text[:120]}#{hash(text):x}"
+
+
+def _python_value(value: Any, depth: int) -> str:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return repr(value)[:40]
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return "tensor"
+    if isinstance(value, (list, tuple)) and depth < 2:
+        return "[" + ",".join(_python_value(item, depth + 1) for item in value[:16]) + "]"
+    if isinstance(value, dict) and depth < 2:
+        items = list(value.items())[:16]
+        return "{" + ",".join(f"{k!r}:{_python_value(v, depth + 1)}" for k, v in items) + "}"
+    return f"{type(value).__name__}@{id(value):x}"
+
+
+def _outside_tensorflow(frame: FrameType | None) -> FrameType | None:
+    """The first frame, from `frame` outwards, that is not TensorFlow's own code."""
+    package = os.path.join(os.path.dirname(sys.modules["tensorflow"].__file__), "")
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame = frame.f_back
+    return frame
 
 
 def _code_of(function: Any) -> Any:

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from . import schema
-from .frames import is_user_code, user_frames
+from .frames import user_frames, written_in_user_code
 from .recorder import Recorder
 from .tapes import any_tape_active, recording_tapes
 
@@ -21,7 +21,7 @@ def install(recorder: Recorder, layer_class: type) -> None:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if any_tape_active():
             caller = sys._getframe(1)
-            if is_user_code(caller.f_code):
+            if written_in_user_code(caller):
                 recording = recording_tapes()
                 if recording:
                     recorder.emit(

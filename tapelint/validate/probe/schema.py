@@ -16,7 +16,9 @@ Kinds and their own fields:
 - `gradient`: `tape`, `method` (`gradient`, `jacobian`, `batch_jacobian`), `recording`
   (the tape was recording when called), `sources` (per flattened source: `variable`,
   `tensor` or `other`), `none` (per flattened source: its result was None),
-  `variable_ids` (`id()` of the variable sources), `error`.
+  `variable_ids` (`id()` of the variable sources), `error`, and, when a zero-gradient op
+  (`tf.sign`) ran while that tape recorded, `zero` (per flattened source: its eager
+  result was all zeros).
 - `watch`: `tape`, `error`.
 - `tape-end`: `tape`, `calls` (gradient/jacobian calls it served), `alive` (still
   referenced when the next tape from the same place was created, or when the program
@@ -26,9 +28,11 @@ Kinds and their own fields:
 - `apply`: `optimizer` (serial), `method`, `count` (gradients passed), `none_variables`
   (names of the variables whose gradient was None), `variables` (their `id()`s), `traced`.
 - `function`: a `tf.function` was created. `function` (serial), `user` (it wraps user
-  code), `definition` ([path, first_line, header_last_line] of the wrapped function).
+  code, or user code created it: `tf.function(model)`), `definition` ([path, first_line,
+  header_last_line] of the wrapped function, when that is user code).
 - `call`: a user `tf.function` was called eagerly. `function`, `traces_before`,
-  `traces_after`.
+  `traces_after`, `arguments` (the Python values among its arguments, as a string: equal
+  strings mean `tf.function` saw the same non-tensor arguments).
 - `op`: user code called a gradient-cutting op (`op`: `argmax`, `cast`, ...) while
   `recording` (tape serials) was not empty.
 - `layer-call`: user code called a Keras layer or model while `recording` (tape serials)

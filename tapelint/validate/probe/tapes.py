@@ -35,6 +35,15 @@ def any_tape_active() -> bool:
     return bool(getattr(_local, "tapes", None))
 
 
+# Tapes on which user code ran an op whose registered gradient is zero rather than None
+# (`tf.sign`): their gradient calls also say which results were all zeros.
+_zero_gradient_tapes: set[int] = set()
+
+
+def note_zero_gradient_op(tapes: list[int]) -> None:
+    _zero_gradient_tapes.update(tapes)
+
+
 class _TapeInfo:
     __slots__ = ("calls", "ended", "persistent", "ref", "serial", "traced")
 
@@ -168,9 +177,15 @@ def install(recorder: Recorder, backprop: Any, nest: Any, tensor_type: type, eag
             finally:
                 _local.differentiating = False
             try:
-                none = [r is None for r in nest.flatten(result)]
+                flat_result = nest.flatten(result)
+                none = [r is None for r in flat_result]
             except Exception:
-                none = []
+                flat_result, none = [], []
+            if info.serial in _zero_gradient_tapes and eager():
+                try:
+                    fields["zero"] = [_all_zeros(r) for r in flat_result]
+                except Exception as error:
+                    recorder.probe_error(error)
             emit(schema.GRADIENT, at=user_frames(caller(1), limit=1), none=none, **fields)
             return result
 
@@ -202,6 +217,14 @@ def install(recorder: Recorder, backprop: Any, nest: Any, tensor_type: type, eag
     tape_class.watch = watch
     for name in ("gradient", "jacobian", "batch_jacobian"):
         differentiate(name)
+
+
+def _all_zeros(gradient: Any) -> bool:
+    """An eager gradient whose every element is zero (read without the conversion patches)."""
+    if gradient is None:
+        return False
+    values = getattr(gradient, "values", gradient)  # IndexedSlices
+    return not values._numpy().any()
 
 
 def _source_kind(source: Any, tensor_type: type) -> str:
