@@ -97,6 +97,27 @@ _SELECTORS = "Rule codes, code prefixes, rule names or ALL, comma-separated; rep
 @click.option("--unsafe-fixes", is_flag=True, help="Include unsafe fixes (with --fix or --diff).")
 @click.option("--diff", is_flag=True, help="Print the changes --fix would make; write nothing.")
 @click.option("-q", "--quiet", is_flag=True, help="No summary line.")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Worker processes for the files that need parsing (default: one per core).",
+)
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    envvar="TAPELINT_NO_CACHE",
+    show_envvar=True,
+    help="Neither read nor write the result cache.",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="TAPELINT_CACHE_DIR",
+    show_envvar=True,
+    help="Where to keep the result cache (default: `cache-dir` in the config, "
+    "else .tapelint_cache in the project root).",
+)
 def check(
     paths: tuple[str, ...],
     select: tuple[str, ...],
@@ -111,10 +132,20 @@ def check(
     unsafe_fixes: bool,
     diff: bool,
     quiet: bool,
+    jobs: int | None,
+    no_cache: bool,
+    cache_dir: Path | None,
 ) -> int:
     """Check PATHS (files or directories; default: the current directory)."""
     settings = _settings(config_file, select, extend_select, ignore, preview)
-    options = Options(force_exclude, fix=fix, diff=diff, unsafe_fixes=unsafe_fixes)
+    options = Options(
+        force_exclude,
+        fix=fix,
+        diff=diff,
+        unsafe_fixes=unsafe_fixes,
+        jobs=jobs or 0,
+        cache_dir=None if no_cache else (cache_dir or settings.cache_path).absolute(),
+    )
     report = run(paths or (".",), settings, options)
     if diff:
         click.echo("".join(report.diffs), nl=False)
