@@ -117,7 +117,9 @@ def test_a_new_tapelint_version_is_not_answered_from_the_cache(default_cache, pa
     assert len(parses) == 2
 
 
-def test_changed_tapelint_sources_are_not_answered_from_the_cache(default_cache, parses, monkeypatch):
+def test_changed_tapelint_sources_are_not_answered_from_the_cache(
+    default_cache, parses, monkeypatch
+):
     """An editable install changes code without changing its version."""
     write(default_cache.parent, "train.py", LOSS_OUTSIDE)
     run_cli("check")
@@ -142,7 +144,11 @@ def test_a_corrupt_entry_is_a_miss_and_is_replaced(default_cache, parses, garbag
     (entry,) = entries(default_cache)
     entry.write_bytes(garbage)
     again = run_cli("check")
-    assert (again.exit_code, again.stdout, again.stderr) == (cold.exit_code, cold.stdout, cold.stderr)
+    assert (again.exit_code, again.stdout, again.stderr) == (
+        cold.exit_code,
+        cold.stdout,
+        cold.stderr,
+    )
     assert len(parses) == 2
     run_cli("check")
     assert len(parses) == 2  # the entry was rewritten
