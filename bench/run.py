@@ -21,10 +21,10 @@ medians of the wall times.
   `tensorflow/python/eager` (it is too slow for the whole corpus); tapelint cold is run on
   the same subset for a like-for-like ratio.
 
-Peak memory is measured in a separate, untimed run of each tool: the sum of the
-proportional set size (PSS, so pages shared by a process pool count once) of the tool's
-whole process tree, sampled every 20 ms from /proc. The timed runs give the largest single
-process's resident size (os.wait4).
+Peak memory: the sum of the proportional set size (PSS, so pages a process pool shares count
+once) of the tool's whole process tree, sampled every 20 ms from /proc, in an untimed run
+(flake8 and Fixit: during their first timed run). The timed runs also give the largest
+single process's resident size (os.wait4).
 
 The scaling tables run tapelint cold on a generated corpus: one training-step file copied
 10, 100 and 1000 times, and single files of about 1k, 10k and 100k lines. "net per 1k
@@ -108,12 +108,26 @@ class Command:
     slow: bool = False  # fewer runs
 
 
-def run_once(argv: Sequence[str], cwd: Path) -> tuple[float, int, str]:
-    """Wall time, largest RSS (KB) and stdout of one run; exit status 0 or 1 expected."""
+@dataclass(frozen=True)
+class Sample:
+    seconds: float
+    max_rss_kb: int  # the largest single process of the tree (wait4)
+    tree_pss_kb: int | None  # peak summed PSS of the tree, when sampled
+    stdout: str
+
+
+def run_once(argv: Sequence[str], cwd: Path, *, sample_memory: bool = False) -> Sample:
+    """One run; its exit status must be 0 or 1 (1: the tool found something)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         process = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=err)
-        _, status, usage = os.wait4(process.pid, 0)
+        peak = 0
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG if sample_memory else 0)
+            if pid:
+                break
+            peak = max(peak, sum(_pss(pid) for pid in _descendants(process.pid)))
+            time.sleep(0.02)
         elapsed = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
@@ -123,17 +137,9 @@ def run_once(argv: Sequence[str], cwd: Path) -> tuple[float, int, str]:
             raise BenchError(
                 f"`{' '.join(argv)}` exited {process.returncode}: " + " | ".join(message)
             )
-        return elapsed, usage.ru_maxrss, out.read().decode(errors="replace")
-
-
-def tree_peak_pss(argv: Sequence[str], cwd: Path) -> int:
-    """Peak of the summed PSS (KB) of the process and all its descendants."""
-    process = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    peak = 0
-    while process.poll() is None:
-        peak = max(peak, sum(_pss(pid) for pid in _descendants(process.pid)))
-        time.sleep(0.02)
-    return peak
+        return Sample(
+            elapsed, usage.ru_maxrss, peak if sample_memory else None, out.read().decode()
+        )
 
 
 def _descendants(root: int) -> list[int]:
@@ -317,9 +323,6 @@ def _bench(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="tapelint-bench-") as scratch:
         work = Path(scratch)
         results, outputs = _timed_rounds(commands, work, args)
-        for command in commands:
-            argv = _argv(command, work, "memory")
-            results[command.label].tree_pss_kb = tree_peak_pss(argv, work)
         print(_main_table(commands, results))
         cold, serial, warm = (outputs[command.label] for command in commands[:3])
         print(f"\nwarm output identical to cold: {'yes' if warm == cold else 'NO'}")
@@ -342,22 +345,34 @@ def _argv(command: Command, work: Path, run: str) -> list[str]:
 def _timed_rounds(
     commands: Sequence[Command], work: Path, args: argparse.Namespace
 ) -> tuple[dict[str, Result], dict[str, str]]:
+    """Timed rounds, the order rotated each round. Fast tools get an untimed first run (it
+    fills the warm cache and the OS file cache) and a separate untimed run for memory; the
+    slow ones are too slow for that: their memory is sampled during their first timed run
+    (sampling costs them a few percent)."""
     results = {c.label: Result() for c in commands}
     outputs: dict[str, str] = {}
-    for command in commands:  # untimed: fill the warm cache, warm the OS file cache
-        _, _, outputs[command.label] = run_once(_argv(command, work, "warmup"), work)
+    for command in commands:
+        if not command.slow:
+            outputs[command.label] = run_once(_argv(command, work, "warmup"), work).stdout
     for round_ in range(args.runs):
         shift = round_ % len(commands)
         for command in [*commands[shift:], *commands[:shift]]:
             if command.slow and round_ >= args.slow_runs:
                 continue
-            elapsed, rss, output = run_once(_argv(command, work, str(round_)), work)
+            first_slow = command.slow and round_ == 0
+            sample = run_once(_argv(command, work, str(round_)), work, sample_memory=first_slow)
             result = results[command.label]
-            result.times.append(elapsed)
-            result.max_rss_kb = max(result.max_rss_kb, rss)
-            if output != outputs[command.label]:
+            result.times.append(sample.seconds)
+            result.max_rss_kb = max(result.max_rss_kb, sample.max_rss_kb)
+            if first_slow:
+                result.tree_pss_kb = sample.tree_pss_kb
+            if outputs.setdefault(command.label, sample.stdout) != sample.stdout:
                 raise BenchError(f"{command.label}: output changed between runs")
         print(f"round {round_ + 1}/{args.runs} done", file=sys.stderr, flush=True)
+    for command in commands:
+        if not command.slow:
+            sample = run_once(_argv(command, work, "memory"), work, sample_memory=True)
+            results[command.label].tree_pss_kb = sample.tree_pss_kb
     return results, outputs
 
 
@@ -403,7 +418,7 @@ def _scaling(work: Path, tools: Tools, runs: int) -> str:
     for _ in range(max(3, runs // 2)):
         for label, corpus in corpora.items():
             argv = [tools.tapelint, "check", "-q", "--no-cache", *map(str, corpus.paths)]
-            samples[label].append(run_once(argv, base)[0])
+            samples[label].append(run_once(argv, base).seconds)
     times = {label: statistics.median(values) for label, values in samples.items()}
     startup = times.pop("startup")
     rows = [
