@@ -23,8 +23,9 @@ medians of the wall times.
 
 Peak memory: the sum of the proportional set size (PSS, so pages a process pool shares count
 once) of the tool's whole process tree, sampled every 20 ms from /proc, in an untimed run
-(flake8 and Fixit: during their first timed run). The timed runs also give the largest
-single process's resident size (os.wait4).
+(flake8 and Fixit: during their first timed run), and the peak resident size of the tree's
+largest process. (os.wait4's maxrss cannot be used: on Linux it includes the memory of the
+benchmark process the child was forked from.)
 
 The scaling tables run tapelint cold on a generated corpus: one training-step file copied
 10, 100 and 1000 times, and single files of about 1k, 10k and 100k lines. "net per 1k
@@ -91,8 +92,8 @@ def _line_count(path: Path) -> int:
 @dataclass
 class Result:
     times: list[float] = field(default_factory=list)
-    max_rss_kb: int = 0  # largest single process (wait4)
-    tree_pss_kb: int | None = None  # whole tree, sampled
+    tree_pss_kb: int | None = None  # peak summed PSS of the whole tree (sampled)
+    largest_rss_kb: int | None = None  # peak RSS of its largest process (sampled)
 
     @property
     def median(self) -> float:
@@ -111,8 +112,8 @@ class Command:
 @dataclass(frozen=True)
 class Sample:
     seconds: float
-    max_rss_kb: int  # the largest single process of the tree (wait4)
     tree_pss_kb: int | None  # peak summed PSS of the tree, when sampled
+    largest_rss_kb: int | None  # peak RSS of its largest process, when sampled
     stdout: str
 
 
@@ -121,12 +122,14 @@ def run_once(argv: Sequence[str], cwd: Path, *, sample_memory: bool = False) -> 
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         process = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=err)
-        peak = 0
+        peak = largest = 0
         while True:
-            pid, status, usage = os.wait4(process.pid, os.WNOHANG if sample_memory else 0)
+            pid, status, _ = os.wait4(process.pid, os.WNOHANG if sample_memory else 0)
             if pid:
                 break
-            peak = max(peak, sum(_pss(pid) for pid in _descendants(process.pid)))
+            sizes = [_memory(pid) for pid in _descendants(process.pid)]
+            peak = max(peak, sum(pss for pss, _ in sizes))
+            largest = max([largest, *(rss for _, rss in sizes)])
             time.sleep(0.02)
         elapsed = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)
@@ -137,9 +140,9 @@ def run_once(argv: Sequence[str], cwd: Path, *, sample_memory: bool = False) -> 
             raise BenchError(
                 f"`{' '.join(argv)}` exited {process.returncode}: " + " | ".join(message)
             )
-        return Sample(
-            elapsed, usage.ru_maxrss, peak if sample_memory else None, out.read().decode()
-        )
+        if not sample_memory:
+            return Sample(elapsed, None, None, out.read().decode())
+        return Sample(elapsed, peak, largest, out.read().decode())
 
 
 def _descendants(root: int) -> list[int]:
@@ -162,15 +165,18 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
-def _pss(pid: int) -> int:
+def _memory(pid: int) -> tuple[int, int]:
+    """(PSS, RSS) of one process in KB; zeros for a process that is gone."""
+    found = {}
     try:
         with open(f"/proc/{pid}/smaps_rollup") as file:
             for line in file:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1])
+                key, _, rest = line.partition(":")
+                if key in ("Pss", "Rss"):
+                    found[key] = int(rest.split()[0])
     except (OSError, ValueError):
         pass
-    return 0
+    return found.get("Pss", 0), found.get("Rss", 0)
 
 
 # ---------------------------------------------------------------------------- tools
@@ -363,16 +369,19 @@ def _timed_rounds(
             sample = run_once(_argv(command, work, str(round_)), work, sample_memory=first_slow)
             result = results[command.label]
             result.times.append(sample.seconds)
-            result.max_rss_kb = max(result.max_rss_kb, sample.max_rss_kb)
             if first_slow:
-                result.tree_pss_kb = sample.tree_pss_kb
+                result.tree_pss_kb, result.largest_rss_kb = (
+                    sample.tree_pss_kb,
+                    sample.largest_rss_kb,
+                )
             if outputs.setdefault(command.label, sample.stdout) != sample.stdout:
                 raise BenchError(f"{command.label}: output changed between runs")
         print(f"round {round_ + 1}/{args.runs} done", file=sys.stderr, flush=True)
     for command in commands:
         if not command.slow:
             sample = run_once(_argv(command, work, "memory"), work, sample_memory=True)
-            results[command.label].tree_pss_kb = sample.tree_pss_kb
+            result = results[command.label]
+            result.tree_pss_kb, result.largest_rss_kb = sample.tree_pss_kb, sample.largest_rss_kb
     return results, outputs
 
 
@@ -381,7 +390,7 @@ def _main_table(commands: Sequence[Command], results: dict[str, Result]) -> str:
     cold_per_line = cold.median / commands[0].corpus.lines
     rows = [
         "| command | files | lines | wall s (median) | files/s | lines/s "
-        "| peak memory MB (tree PSS) | largest process MB | time / tapelint cold |",
+        "| peak memory MB (tree PSS) | largest process RSS MB | time / tapelint cold |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     notes = []
@@ -398,7 +407,7 @@ def _main_table(commands: Sequence[Command], results: dict[str, Result]) -> str:
             f"| `{command.label}` | {corpus.files:,} | {corpus.lines:,} "
             f"| {result.median:.2f} | {corpus.files / result.median:,.0f} "
             f"| {corpus.lines / result.median:,.0f} | {(result.tree_pss_kb or 0) / 1024:.0f} "
-            f"| {result.max_rss_kb / 1024:.0f} | {ratio} |"
+            f"| {(result.largest_rss_kb or 0) / 1024:.0f} | {ratio} |"
         )
     text = "\n".join(rows)
     if len(notes) == 2:

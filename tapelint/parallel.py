@@ -16,6 +16,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 from collections.abc import Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -95,10 +96,15 @@ def _check_in_pool(
     workers: int,
     reports: list[Report | None],
 ) -> None:
-    # Fork where there is fork: workers start with everything already imported.
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_ignore_interrupts)
+    # Fork on Linux: workers start with everything already imported. (Elsewhere fork is
+    # unsafe or missing, and the platform's default start method is used.)
+    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
+    try:
+        pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_ignore_interrupts)
+    except (OSError, ImportError, NotImplementedError):  # no semaphores here (some sandboxes)
+        for _, index in order:
+            reports[index] = check_file(*tasks[index], options)
+        return
     try:
         futures: list[tuple[int, Future[Report]]] = [
             (index, pool.submit(check_file, *tasks[index], options)) for _, index in order
