@@ -101,7 +101,7 @@ _SELECTORS = "Rule codes, code prefixes, rule names or ALL, comma-separated; rep
     "-j",
     "--jobs",
     type=click.IntRange(min=1),
-    help="Worker processes for the files that need parsing (default: one per idle core).",
+    help="Worker processes for the files that need parsing (default: one per core).",
 )
 @click.option(
     "--no-cache",

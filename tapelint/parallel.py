@@ -6,10 +6,9 @@ left (the ones that must be parsed) are worth other processes, and only when the
 enough of them: a pool costs a fork per worker and a round trip per file, so a run with a
 few small files (a pre-commit hook's usual batch) stays in this process.
 
-The default number of workers is the number of cores not already busy (see `idle_cores`);
-`--jobs N` sets it. Workers run the same `check_file` as the serial path, so `--jobs 1` and
-a parallel run report the same thing; results are collected in the order the files were
-given (and the largest files go first, so that one big file does not finish last alone).
+Workers run the same `check_file` as the serial path, so `--jobs 1` and a parallel run
+report the same thing; results are collected in the order the files were given (and the
+largest files go first, so that one big file does not finish last alone).
 """
 
 from __future__ import annotations
@@ -80,22 +79,7 @@ def _answer_without_parsing(
 def _worker_count(jobs: int, to_parse: list[tuple[int, int]]) -> int:
     if sum(size for size, _ in to_parse) < POOL_MIN_BYTES:
         return 1
-    return min(jobs or idle_cores(), len(to_parse))
-
-
-def idle_cores() -> int:
-    """The cores not already busy, going by the 1-minute load average (as `make -l` does).
-
-    On a machine whose load already fills its cores, more processes only take turns on
-    them, and a pool costs more than it saves: measured on a busy 2-core machine, two
-    workers took 40% longer than checking in-process.
-    """
-    cores = available_cores()
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # not available on this platform
-        return cores
-    return max(1, min(cores, round(cores - load)))
+    return min(jobs or available_cores(), len(to_parse))
 
 
 def available_cores() -> int:

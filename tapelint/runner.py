@@ -36,7 +36,7 @@ class Options:
     fix: bool = False  # apply fixes and write the files
     diff: bool = False  # compute the fixes but only report them as a diff (wins over fix)
     unsafe_fixes: bool = False
-    jobs: int = 0  # worker processes; 0: one per idle core (tapelint.parallel)
+    jobs: int = 0  # worker processes; 0: one per available core
     cache_dir: Path | None = None  # None: no cache (see tapelint.cache)
 
 

@@ -66,9 +66,9 @@ def test_parallel_run_prints_exactly_what_jobs_1_prints(project, pools):
     assert codes == {"TAP001", "TAP002", "TAP101", "TAP102", "TAP103", "TAP401"}
 
 
-def test_parallel_process_matches_jobs_1_process(project):
+def test_default_parallel_process_matches_jobs_1_process(project):
     make_repository(project)
-    default = run_subprocess("check", "--no-cache", "-j2", "--output-format", "json", cwd=project)
+    default = run_subprocess("check", "--no-cache", "--output-format", "json", cwd=project)
     serial = run_subprocess("check", "--no-cache", "-j1", "--output-format", "json", cwd=project)
     assert (default.exit_code, default.stdout, default.stderr) == (
         serial.exit_code,
@@ -123,20 +123,3 @@ def test_a_worker_that_dies_is_an_error_for_its_file_and_the_run_ends(project, m
     assert "error: pkg0/mod_00.py: internal error: the worker process checking it died" in (
         result.stderr
     )
-
-
-@pytest.mark.parametrize(
-    ("load", "expected"), [(0.0, 2), (0.4, 2), (0.8, 1), (1.5, 1), (6.0, 1)]
-)  # fmt: skip
-def test_default_workers_are_the_idle_cores(monkeypatch, load, expected):
-    monkeypatch.setattr(parallel, "available_cores", lambda: 2)
-    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (load, load, load))
-    assert parallel.idle_cores() == expected
-
-
-def test_explicit_jobs_ignore_the_load(monkeypatch):
-    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (50.0, 50.0, 50.0))
-    big = [(parallel.POOL_MIN_BYTES, index) for index in range(4)]
-    assert parallel._worker_count(3, big) == 3
-    assert parallel._worker_count(0, big) == 1
-    assert parallel._worker_count(3, [(10, 0), (10, 1)]) == 1  # too little to parse
