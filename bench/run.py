@@ -8,7 +8,8 @@ Corpus: the `.py` files of the `tensorflow` and `keras` packages installed in th
 interpreter's environment (found without importing them). Every tool is run as its own
 command, from this one process tree, round after round with the order of the tools rotated
 each round, so that drift in the machine's load hits all tools alike; the tables show
-medians of the wall times.
+medians of the wall times, and of the CPU time (user + system of the whole process tree,
+from os.wait4), which a shared machine disturbs less than wall time.
 
 - tapelint cold: an empty cache directory each run (so the run also writes the cache);
   tapelint cold `--jobs 1`; tapelint warm: the same command again with the cache filled by
@@ -92,12 +93,17 @@ def _line_count(path: Path) -> int:
 @dataclass
 class Result:
     times: list[float] = field(default_factory=list)
+    cpu_times: list[float] = field(default_factory=list)  # user + system, whole tree
     tree_pss_kb: int | None = None  # peak summed PSS of the whole tree (sampled)
     largest_rss_kb: int | None = None  # peak RSS of its largest process (sampled)
 
     @property
     def median(self) -> float:
         return statistics.median(self.times)
+
+    @property
+    def cpu_median(self) -> float:
+        return statistics.median(self.cpu_times)
 
 
 @dataclass(frozen=True)
@@ -112,6 +118,7 @@ class Command:
 @dataclass(frozen=True)
 class Sample:
     seconds: float
+    cpu_seconds: float  # user + system of the process and the children it waited for
     tree_pss_kb: int | None  # peak summed PSS of the tree, when sampled
     largest_rss_kb: int | None  # peak RSS of its largest process, when sampled
     stdout: str
@@ -124,7 +131,7 @@ def run_once(argv: Sequence[str], cwd: Path, *, sample_memory: bool = False) -> 
         process = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=err)
         peak = largest = 0
         while True:
-            pid, status, _ = os.wait4(process.pid, os.WNOHANG if sample_memory else 0)
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG if sample_memory else 0)
             if pid:
                 break
             sizes = [_memory(pid) for pid in _descendants(process.pid)]
@@ -140,9 +147,10 @@ def run_once(argv: Sequence[str], cwd: Path, *, sample_memory: bool = False) -> 
             raise BenchError(
                 f"`{' '.join(argv)}` exited {process.returncode}: " + " | ".join(message)
             )
+        cpu = usage.ru_utime + usage.ru_stime
         if not sample_memory:
-            return Sample(elapsed, None, None, out.read().decode())
-        return Sample(elapsed, peak, largest, out.read().decode())
+            return Sample(elapsed, cpu, None, None, out.read().decode())
+        return Sample(elapsed, cpu, peak, largest, out.read().decode())
 
 
 def _descendants(root: int) -> list[int]:
@@ -282,7 +290,7 @@ def write_scaling_corpus(base: Path) -> dict[str, Corpus]:
 # ---------------------------------------------------------------------------- the benchmark
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=5, help="timed runs per tool (default 5)")
+    parser.add_argument("--runs", type=int, default=9, help="timed runs per tool (default 9)")
     parser.add_argument(
         "--slow-runs", type=int, default=3, help="timed runs of flake8 and Fixit (default 3)"
     )
@@ -369,6 +377,7 @@ def _timed_rounds(
             sample = run_once(_argv(command, work, str(round_)), work, sample_memory=first_slow)
             result = results[command.label]
             result.times.append(sample.seconds)
+            result.cpu_times.append(sample.cpu_seconds)
             if first_slow:
                 result.tree_pss_kb, result.largest_rss_kb = (
                     sample.tree_pss_kb,
@@ -389,9 +398,10 @@ def _main_table(commands: Sequence[Command], results: dict[str, Result]) -> str:
     cold = results["tapelint cold"]
     cold_per_line = cold.median / commands[0].corpus.lines
     rows = [
-        "| command | files | lines | wall s (median) | files/s | lines/s "
-        "| peak memory MB (tree PSS) | largest process RSS MB | time / tapelint cold |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| command | files | lines | wall s (median) | files/s | lines/s | CPU s (median) "
+        "| peak memory MB (tree PSS) | largest process RSS MB | time / tapelint cold "
+        "| CPU / tapelint cold |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     notes = []
     for command in commands:
@@ -399,15 +409,21 @@ def _main_table(commands: Sequence[Command], results: dict[str, Result]) -> str:
         corpus = command.corpus
         if corpus is commands[0].corpus:
             ratio = f"{result.median / cold.median:.2f}"
+            cpu_ratio = f"{result.cpu_median / cold.cpu_median:.2f}"
         else:  # a subset: compare time per line
             per_line = result.median / corpus.lines
             ratio = f"{per_line / cold_per_line:.1f} per line"
+            cpu_per_line = result.cpu_median / corpus.lines
+            cpu_ratio = (
+                f"{cpu_per_line / (cold.cpu_median / commands[0].corpus.lines):.1f} per line"
+            )
             notes.append((command.label, per_line))
         rows.append(
             f"| `{command.label}` | {corpus.files:,} | {corpus.lines:,} "
             f"| {result.median:.2f} | {corpus.files / result.median:,.0f} "
-            f"| {corpus.lines / result.median:,.0f} | {(result.tree_pss_kb or 0) / 1024:.0f} "
-            f"| {(result.largest_rss_kb or 0) / 1024:.0f} | {ratio} |"
+            f"| {corpus.lines / result.median:,.0f} | {result.cpu_median:.2f} "
+            f"| {(result.tree_pss_kb or 0) / 1024:.0f} "
+            f"| {(result.largest_rss_kb or 0) / 1024:.0f} | {ratio} | {cpu_ratio} |"
         )
     text = "\n".join(rows)
     if len(notes) == 2:
