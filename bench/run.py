@@ -2,7 +2,7 @@
 """tapelint's speed benchmark: tapelint against ruff, flake8 and Fixit on real code.
 
     python3 -m pip install -e '.[bench]'   # tapelint, ruff, flake8, TensorFlow (the corpus)
-    python3 bench/run.py                   # about 10 minutes on 2 cores
+    python3 bench/run.py                   # about 20 minutes on 2 busy cores
 
 Corpus: the `.py` files of the `tensorflow` and `keras` packages installed in the running
 interpreter's environment (found without importing them). Every tool is run as its own
