@@ -107,6 +107,27 @@ _SELECTORS = "Rule codes, code prefixes, rule names or ALL, comma-separated; rep
     help="Read the source from standard input (`-`) and check it as the file PATH.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No summary line and no progress display.")
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    help="Worker processes for the files that need parsing (default: one per core).",
+)
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    envvar="TAPELINT_NO_CACHE",
+    show_envvar=True,
+    help="Neither read nor write the result cache.",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="TAPELINT_CACHE_DIR",
+    show_envvar=True,
+    help="Where to keep the result cache (default: `cache-dir` in the config, "
+    "else .tapelint_cache in the project root).",
+)
 def check(
     paths: tuple[str, ...],
     select: tuple[str, ...],
@@ -123,6 +144,9 @@ def check(
     statistics: bool,
     stdin_filename: str | None,
     quiet: bool,
+    jobs: int | None,
+    no_cache: bool,
+    cache_dir: Path | None,
 ) -> int:
     """Check PATHS (files or directories; default: the current directory).
 
@@ -130,7 +154,14 @@ def check(
     """
     reading_stdin = _reads_stdin(paths, stdin_filename)
     settings = _settings(config_file, select, extend_select, ignore, preview)
-    options = Options(force_exclude, fix=fix, diff=diff, unsafe_fixes=unsafe_fixes)
+    options = Options(
+        force_exclude,
+        fix=fix,
+        diff=diff,
+        unsafe_fixes=unsafe_fixes,
+        jobs=jobs or 0,
+        cache_dir=None if no_cache else (cache_dir or settings.cache_path).absolute(),
+    )
     fixed_source = None
     if reading_stdin:
         data = sys.stdin.buffer.read()

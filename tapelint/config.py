@@ -30,6 +30,7 @@ DEFAULT_EXCLUDE = (
     "site-packages",
     ".mypy_cache",
     ".ruff_cache",
+    ".tapelint_cache",
     ".pytest_cache",
     ".eggs",
     "__pypackages__",
@@ -39,7 +40,8 @@ DEFAULT_EXCLUDE = (
 
 _SELECTOR_KEYS = ("select", "extend-select", "ignore")
 _PATTERN_KEYS = ("exclude", "extend-exclude")
-_KEYS = (*_SELECTOR_KEYS, *_PATTERN_KEYS, "per-file-ignores", "preview")
+_KEYS = (*_SELECTOR_KEYS, *_PATTERN_KEYS, "per-file-ignores", "preview", "cache-dir")
+DEFAULT_CACHE_DIR = ".tapelint_cache"
 
 
 class ConfigError(Exception):
@@ -56,6 +58,11 @@ class Settings:
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     preview: bool = False
+    cache_dir: str = DEFAULT_CACHE_DIR  # relative to `root` unless absolute; `~` expands
+
+    @property
+    def cache_path(self) -> Path:
+        return self.root / Path(self.cache_dir).expanduser()
 
     @property
     def exclude_patterns(self) -> tuple[str, ...]:
@@ -170,8 +177,12 @@ def _settings_from(table: dict[str, Any], config_file: Path, section: str) -> Se
     preview = table.get("preview", False)
     if not isinstance(preview, bool):
         raise fail("preview", f"expected true or false, got {_describe(preview)}")
+    cache_dir = table.get("cache-dir", DEFAULT_CACHE_DIR)
+    if not isinstance(cache_dir, str) or not cache_dir:
+        raise fail("cache-dir", f"expected a directory path, got {_describe(cache_dir)}")
     return Settings(
         root=config_file.parent,
+        cache_dir=cache_dir,
         select=values.get("select"),
         extend_select=values.get("extend-select", ()),
         ignore=values.get("ignore", ()),

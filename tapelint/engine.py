@@ -7,9 +7,11 @@ line map to the file's own lines.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import io
 import tokenize
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -31,10 +33,16 @@ class Linter:
         # Engine-reported rules (syntax errors) have triggers too: they apply to the files
         # tapelint reads, which are the files some rule can have something to say about.
         self.triggers = tuple(sorted({t for rule in rules for t in rule.triggers}))
+        self._byte_triggers = tuple(t.encode() for t in self.triggers)
 
     # ---------------------------------------------------------------- entry points
+    def may_report(self, data: bytes) -> bool:
+        """Whether a file's raw bytes mention a trigger; without one `check_bytes` reports
+        nothing, and deciding that costs one substring search per trigger."""
+        return bool(self.codes) and any(t in data for t in self._byte_triggers)
+
     def check_bytes(self, data: bytes, path: str) -> list[Diagnostic]:
-        if not self.codes or not any(t.encode() in data for t in self.triggers):
+        if not self.may_report(data):
             return []
         try:
             text = decode_source(data)
@@ -47,6 +55,10 @@ class Linter:
         joined into one program (module-level state then outlives the last cell)."""
         if not self.codes or not mentions(text, self.triggers):
             return []
+        with _gc_paused():
+            return self._check_text(text, path, is_notebook)
+
+    def _check_text(self, text: str, path: str, is_notebook: bool) -> list[Diagnostic]:
         lines = text.split("\n")
         sparse = relevant_source(text, self.triggers)
         if isinstance(sparse, SyntaxProblem):
@@ -152,6 +164,24 @@ class _Locator:
         # A statement's range ends either on its last line or at column 1 of the line after it.
         line_after = Position(end.line + 1 if end.column > 1 else end.line, 1)
         return Edit(line_after, line_after, text)
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection while one file is parsed and analysed.
+
+    Parsing allocates hundreds of thousands of objects (AST and libcst nodes), and each
+    allocation burst makes the collector scan them, and every imported module, again and
+    again: 15-25% of the time of a parse. The file's cycles are collected after it.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def decode_source(data: bytes) -> str:

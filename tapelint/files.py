@@ -52,31 +52,42 @@ class Discovery:
 def discover(
     paths: Sequence[str], *, root: Path, exclude: Sequence[str], force_exclude: bool = False
 ) -> Discovery:
-    walker = _Walker(root.resolve(), Globs(exclude))
-    found: dict[str, Path] = {}
+    walker = _Walker(os.fspath(root.resolve()), Globs(exclude))
+    found: dict[str, str] = {}  # resolved path -> the path it was first found by
     missing: list[str] = []
     for given in paths:
-        path = Path(os.path.abspath(given))
+        path = os.path.abspath(given)
         if not os.path.exists(path):
             missing.append(given)
             continue
-        for file in walker.expand(path, force_exclude=force_exclude):
-            found.setdefault(os.path.realpath(file), file)
-    files = sorted(SourceFile(path, kind_of(path)) for path in found.values())
+        for real, file in walker.expand(path, force_exclude=force_exclude):
+            found.setdefault(real, file)
+    # The order of Path objects (component by component), without building them to sort.
+    ordered = sorted(found.values(), key=lambda path: path.split(os.sep))
+    files = [SourceFile(Path(path), kind_of(path)) for path in ordered]
     return Discovery(files, missing, walker.warnings)
 
 
 def is_excluded(path: Path, *, root: Path, exclude: Sequence[str]) -> bool:
     """Whether a walk from the project root would skip `path` (which need not exist)."""
-    root = root.resolve()
-    inside = path != root and path.is_relative_to(root)
-    walker = _Walker(root, Globs(exclude))
-    return walker._excluded_or_parents(path, False, root if inside else path.parent)
+    real_root = os.fspath(root.resolve())
+    target = os.fspath(path)
+    inside = target != real_root and _is_under(target, real_root)
+    walker = _Walker(real_root, Globs(exclude))
+    return walker._excluded_or_parents(
+        target, False, real_root if inside else os.path.dirname(target)
+    )
 
 
-def kind_of(path: Path) -> SourceKind:
+def kind_of(path: str | os.PathLike[str]) -> SourceKind:
     """How to read a file; a file named explicitly with another suffix is Python source."""
-    return _KINDS.get(path.suffix, SourceKind.PYTHON)
+    return _KINDS.get(_suffix(os.path.basename(path)), SourceKind.PYTHON)
+
+
+def _suffix(name: str) -> str:
+    """`Path(name).suffix`, on a string."""
+    dot = name.rfind(".")
+    return name[dot:] if 0 < dot < len(name) - 1 else ""
 
 
 def read_source(path: Path) -> bytes:
@@ -99,83 +110,124 @@ def _file_type(mode: int) -> str:
 
 
 class _Walker:
-    def __init__(self, root: Path, exclude: Globs) -> None:
+    """Walks with `os.scandir` and plain strings, carrying each directory's applicable
+    `.gitignore` specs down to its children instead of looking them up again per path."""
+
+    def __init__(self, root: str, exclude: Globs) -> None:
         self.root = root
         self.exclude = exclude
         self.warnings: list[str] = []
-        self._gitignores: dict[Path, GitIgnoreSpec | None] = {}
+        self._gitignores: dict[str, GitIgnoreSpec | None] = {}
 
-    def expand(self, path: Path, *, force_exclude: bool) -> Iterator[Path]:
-        """The files to check for one path named on the command line."""
+    def expand(self, path: str, *, force_exclude: bool) -> Iterator[tuple[str, str]]:
+        """(resolved path, path) of the files to check for one path named on the command
+        line."""
         is_dir = os.path.isdir(path)
-        inside = path != self.root and path.is_relative_to(self.root)
+        inside = path != self.root and _is_under(path, self.root)
         excluded = path != self.root and self._excluded_or_parents(
-            path, is_dir, self.root if inside else path.parent
+            path, is_dir, self.root if inside else os.path.dirname(path)
         )
         if excluded and force_exclude:
             return
         if not is_dir:
-            yield path
+            yield os.path.realpath(path), path
             return
         yield from self._walk(path, self.root if inside and not excluded else path)
 
-    def _walk(self, top: Path, anchor: Path) -> Iterator[Path]:
-        pending = [top]
+    def _walk(self, top: str, anchor: str) -> Iterator[tuple[str, str]]:
+        # Specs that apply below `top`: those of the directories from `anchor` down to its
+        # parent, deepest last, each with the length of its path prefix to cut (relative to
+        # `anchor`, as the exclude patterns are).
+        above: list[tuple[int, GitIgnoreSpec]] = []
+        if top != anchor:
+            directory = os.path.dirname(top)
+            while True:
+                spec = self._gitignore(directory)
+                if spec is not None:
+                    above.append((_cut(_relative(directory, anchor)), spec))
+                if directory == anchor or directory == os.path.dirname(directory):
+                    break
+                directory = os.path.dirname(directory)
+            above.reverse()
+        # (directory, its resolved path, its path relative to anchor, the parent's specs)
+        pending = [(top, os.path.realpath(top), _relative(top, anchor), tuple(above))]
         while pending:
-            directory = pending.pop()
+            directory, real, relative, inherited = pending.pop()
             try:
-                entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+                with os.scandir(directory) as scan:
+                    entries = sorted(scan, key=lambda entry: entry.name)
             except OSError as error:
                 self.warnings.append(f"{directory}: cannot list directory: {error.strerror}")
                 continue
+            specs: tuple[tuple[int, GitIgnoreSpec], ...] | None = None
             for entry in entries:
-                path = directory / entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    if not self._excluded(path, True, anchor):
-                        pending.append(path)
-                elif (
-                    path.suffix in _KINDS
-                    and not _is_directory_symlink(entry)
-                    and not self._excluded(path, False, anchor)
-                ):
-                    yield path
+                name = entry.name
+                is_dir = entry.is_dir(follow_symlinks=False)
+                if not is_dir and (_suffix(name) not in _KINDS or _is_directory_symlink(entry)):
+                    continue
+                if specs is None:  # read this directory's .gitignore once something needs it
+                    specs = inherited
+                    if any(e.name == ".gitignore" for e in entries):
+                        spec = self._gitignore(directory)
+                        if spec is not None:
+                            specs = (*inherited, (_cut(relative), spec))
+                path = os.path.join(directory, name)
+                entry_relative = f"{relative}/{name}" if relative else name
+                if self._excluded_relative(entry_relative, is_dir, specs):
+                    continue
+                if is_dir:
+                    pending.append((path, os.path.join(real, name), entry_relative, specs))
+                else:
+                    resolved = os.path.realpath(path) if entry.is_symlink() else None
+                    yield resolved or os.path.join(real, name), path
 
-    def _excluded_or_parents(self, path: Path, is_dir: bool, anchor: Path) -> bool:
+    def _excluded_relative(
+        self, relative: str, is_dir: bool, specs: tuple[tuple[int, GitIgnoreSpec], ...]
+    ) -> bool:
+        """Whether a walked path (relative to the walk's anchor) is excluded or ignored."""
+        if self.exclude.match(relative, is_dir=is_dir):
+            return True
+        suffix = "/" if is_dir else ""
+        for cut, spec in reversed(specs):  # the deepest .gitignore decides
+            decision = spec.check_file(relative[cut:] + suffix).include
+            if decision is not None:
+                return decision
+        return False
+
+    def _excluded_or_parents(self, path: str, is_dir: bool, anchor: str) -> bool:
         """Whether `path`, or a directory between `anchor` and it, is excluded."""
         if path == anchor:
             return False
         if self._excluded(path, is_dir, anchor):
             return True
-        parent = path.parent
-        while parent != anchor and parent != parent.parent:
+        parent = os.path.dirname(path)
+        while parent != anchor and parent != os.path.dirname(parent):
             if self._excluded(parent, True, anchor):
                 return True
-            parent = parent.parent
+            parent = os.path.dirname(parent)
         return False
 
-    def _excluded(self, path: Path, is_dir: bool, anchor: Path) -> bool:
-        relative = path.relative_to(anchor).as_posix()
-        return self.exclude.match(relative, is_dir=is_dir) or self._gitignored(path, is_dir, anchor)
-
-    def _gitignored(self, path: Path, is_dir: bool, anchor: Path) -> bool:
-        directory = path.parent
+    def _excluded(self, path: str, is_dir: bool, anchor: str) -> bool:
+        """`_excluded_relative` for a path named on the command line (or its parents)."""
+        specs = []
+        directory = os.path.dirname(path)
         while True:
             spec = self._gitignore(directory)
             if spec is not None:
-                relative = path.relative_to(directory).as_posix() + ("/" if is_dir else "")
-                decision = spec.check_file(relative).include
-                if decision is not None:
-                    return decision
-            if directory == anchor or directory == directory.parent:
-                return False
-            directory = directory.parent
+                specs.append((_cut(_relative(directory, anchor)), spec))
+            if directory == anchor or directory == os.path.dirname(directory):
+                break
+            directory = os.path.dirname(directory)
+        specs.reverse()
+        return self._excluded_relative(_relative(path, anchor), is_dir, tuple(specs))
 
-    def _gitignore(self, directory: Path) -> GitIgnoreSpec | None:
+    def _gitignore(self, directory: str) -> GitIgnoreSpec | None:
         if directory not in self._gitignores:
             spec = None
-            file = directory / ".gitignore"
+            file = os.path.join(directory, ".gitignore")
             try:
-                lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+                with open(file, encoding="utf-8", errors="replace") as handle:
+                    lines = handle.read().splitlines()
             except FileNotFoundError:
                 pass
             except OSError as error:
@@ -184,6 +236,24 @@ class _Walker:
                 spec = GitIgnoreSpec.from_lines(lines) if lines else None
             self._gitignores[directory] = spec
         return self._gitignores[directory]
+
+
+def _is_under(path: str, directory: str) -> bool:
+    return path.startswith(directory if directory.endswith(os.sep) else directory + os.sep)
+
+
+def _relative(path: str, base: str) -> str:
+    """`path` relative to `base` (which contains it), `/`-separated; "" for `base` itself."""
+    if path == base:
+        return ""
+    relative = path[len(base) if base.endswith(os.sep) else len(base) + 1 :]
+    return relative.replace(os.sep, "/") if os.sep != "/" else relative
+
+
+def _cut(relative_directory: str) -> int:
+    """How much of a path relative to the anchor to cut to make it relative to this
+    directory (itself given relative to the anchor)."""
+    return len(relative_directory) + 1 if relative_directory else 0
 
 
 def _is_directory_symlink(entry: os.DirEntry[str]) -> bool:

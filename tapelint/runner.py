@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tapelint.cache import CachedLinter, ResultCache
 from tapelint.config import Settings
 from tapelint.diagnostics import Diagnostic
 from tapelint.engine import Linter, decode_source
@@ -37,6 +38,8 @@ class Options:
     fix: bool = False  # apply fixes and write the files
     diff: bool = False  # compute the fixes but only report them as a diff (wins over fix)
     unsafe_fixes: bool = False
+    jobs: int = 0  # worker processes; 0: one per available core
+    cache_dir: Path | None = None  # None: no cache (see tapelint.cache)
 
 
 @dataclass
@@ -75,15 +78,31 @@ def run(
         errors=[f"{path}: no such file or directory" for path in found.missing],
         warnings=list(found.warnings),
     )
-    linters = _Linters(settings)
+    linters = _Linters(settings, _open_cache(settings, options, report))
     cwd = Path.cwd()
-    for done, source in enumerate(found.files, start=1):
-        display = display_path(source.path, cwd)
-        report.add(check_file(source, display, linters.for_file(source.path), options))
-        if on_progress is not None:
-            on_progress(done, len(found.files))
+    tasks = [
+        (source, display_path(source.path, cwd), linters.for_file(source.path))
+        for source in found.files
+    ]
+    from tapelint.parallel import check_files  # it builds on this module's check_file
+
+    for file_report in check_files(tasks, options, on_progress):
+        report.add(file_report)
     report.diagnostics.sort(key=lambda d: d.sort_key)
     return report
+
+
+def _open_cache(settings: Settings, options: Options, report: Report) -> ResultCache | None:
+    if options.cache_dir is None:
+        return None
+    try:
+        return ResultCache.open(options.cache_dir, settings)
+    except OSError as error:
+        report.warnings.append(
+            f"{options.cache_dir}: cannot use as the cache directory: "
+            f"{error.strerror or error}; checking without a cache"
+        )
+        return None
 
 
 def check_file(source: SourceFile, display: str, linter: Linter, options: Options) -> Report:
@@ -254,8 +273,9 @@ def display_path(path: Path, cwd: Path) -> str:
 class _Linters:
     """The linter for each file: the selected rules less its per-file-ignores."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, cache: ResultCache | None = None) -> None:
         self.root = settings.root
+        self.cache = cache
         self.selected = select_rules(
             settings.select, settings.extend_select, settings.ignore, preview=settings.preview
         )
@@ -270,5 +290,7 @@ class _Linters:
         ignored = {r for globs, ignores in self.per_file if globs.match(relative) for r in ignores}
         rules = tuple(rule for rule in self.selected if rule not in ignored)
         if rules not in self._linters:
-            self._linters[rules] = Linter(rules)
+            self._linters[rules] = (
+                Linter(rules) if self.cache is None else CachedLinter(rules, self.cache)
+            )
         return self._linters[rules]

@@ -77,15 +77,19 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
             ]
             if len(members) < len(node.body):
                 candidates.extend(members)
-    if not candidates:
+    imports = _droppable_imports(tree, trigger_lines)
+    if not candidates and not imports:
         return SparseSource(text, ((1, 1),))
     # Keep the helpers that the code which matters refers to by name (a function handed to
     # `tf.py_function`, a loss helper): rules may look into them.
     without_all = _without(text, [(first, last) for _, first, last in candidates])
     referenced = set(_IDENTIFIER.findall(without_all.text))
     dropped = [(first, last) for name, first, last in candidates if name not in referenced]
-    if len(dropped) == len(candidates):
-        return without_all
+    if imports:
+        # Then the imports that nothing kept (the helpers just kept included) refers to.
+        kept = _without(text, [*dropped, *((first, last) for _, first, last in imports)])
+        used = set(_IDENTIFIER.findall(kept.text))
+        dropped += [(first, last) for names, first, last in imports if not names & used]
     if not dropped:
         return SparseSource(text, ((1, 1),))
     return _without(text, dropped)
@@ -141,6 +145,40 @@ def _assigned_on(statements: list[ast.stmt], trigger_lines: list[int]) -> set[st
             elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
                 names.add(target.attr)
     return names
+
+
+def _droppable_imports(
+    tree: ast.Module, trigger_lines: list[int]
+) -> list[tuple[frozenset[str], int, int]]:
+    """Top-level `from m import a, b as c` statements that may go when nothing kept uses the
+    names they bind, with those names: a re-exporting `__init__.py` is hundreds of them, and
+    the analysis only needs the imports of names the kept code uses.
+
+    Kept always: `import m` (it binds the module aliases, like `tf`, that fixes write),
+    imports from `tensorflow` itself or `tensorflow.compat` (module aliases too), star
+    imports, relative imports, lines that mention a trigger, and statements that share a
+    line with another statement (line ranges are what gets cut).
+    """
+    found = []
+    body = tree.body
+    for index, node in enumerate(body):
+        if not isinstance(node, ast.ImportFrom) or node.level or node.module is None:
+            continue
+        module = node.module
+        if module == "tensorflow" or module.startswith("tensorflow.compat"):
+            continue
+        if any(alias.name == "*" for alias in node.names):
+            continue
+        first, last = node.lineno, node.end_lineno or node.lineno
+        if index and (body[index - 1].end_lineno or 0) >= first:
+            continue
+        if index + 1 < len(body) and body[index + 1].lineno <= last:
+            continue
+        if _any_between(trigger_lines, first, last):
+            continue
+        names = frozenset(alias.asname or alias.name for alias in node.names)
+        found.append((names, first, last))
+    return found
 
 
 def _docstring_lines(tree: ast.Module) -> set[int]:

@@ -158,3 +158,60 @@ def test_a_referenced_class_keeps_a_parsable_body():
     sparse = relevant_source(source, TRIGGERS)
     compile(sparse.text, "sparse", "exec")
     assert "class Helper" in sparse.text
+
+
+def test_a_file_that_mentions_triggers_only_in_prose_has_nothing_to_parse():
+    source = textwrap.dedent(
+        '''\
+        """Helpers; see tf.GradientTape for the real thing."""
+        import tensorflow as tf
+
+        # Not a GradientTape in sight.
+        STEPS = 3
+
+
+        def f(x):
+            """Like `with tf.GradientTape() as g:` but cheaper."""
+            return x * STEPS
+        '''
+    )
+    sparse = relevant_source(source, TRIGGERS)
+    assert isinstance(sparse, SparseSource)
+    assert sparse.text == ""
+
+
+def test_a_trigger_in_module_level_code_keeps_the_module_level_code():
+    source = "import tensorflow as tf\n\ntape = tf.GradientTape()\n\n\ndef f(x):\n    return x\n"
+    sparse = relevant_source(source, TRIGGERS)
+    assert "tape = tf.GradientTape()" in sparse.text and "def f" not in sparse.text
+
+
+def test_unused_from_imports_are_cut_and_used_ones_kept():
+    source = textwrap.dedent(
+        """\
+        import os
+        from numpy import mean as np_mean, std
+        from tensorflow.python.ops.array_ops import reshape
+        from tensorflow.python.eager.backprop import GradientTape
+        from tensorflow import keras
+        from .local import thing
+        from json import dumps; from json import loads
+
+
+        def step(x):
+            with GradientTape() as tape:
+                y = np_mean(x)
+            return tape.gradient(y, x)
+        """
+    )
+    sparse = relevant_source(source, TRIGGERS)
+    assert isinstance(sparse, SparseSource)
+    kept = sparse.text
+    assert "import os" in kept  # `import m` binds a module alias: always kept
+    assert "np_mean" in kept  # used by kept code
+    assert "reshape" not in kept  # unused
+    assert "backprop import GradientTape" in kept  # a trigger line
+    assert "from tensorflow import keras" in kept  # tensorflow itself: always kept
+    assert "from .local import thing" in kept  # relative: always kept
+    assert "dumps" in kept  # shares its line with another statement
+    _assert_lines_preserved(source, sparse)

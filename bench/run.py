@@ -1,0 +1,482 @@
+#!/usr/bin/env python3
+"""tapelint's speed benchmark: tapelint against ruff, flake8 and Fixit on real code.
+
+    python3 -m pip install -e '.[bench]'   # tapelint, ruff, flake8, TensorFlow (the corpus)
+    python3 bench/run.py                   # about 20 minutes on 2 busy cores
+
+Corpus: the `.py` files of the `tensorflow` and `keras` packages installed in the running
+interpreter's environment (found without importing them). Every tool is run as its own
+command, from this one process tree, round after round with the order of the tools rotated
+each round, so that drift in the machine's load hits all tools alike; the tables show
+medians of the wall times, and of the CPU time (user + system of the whole process tree,
+from os.wait4), which a shared machine disturbs less than wall time.
+
+- tapelint cold: an empty cache directory each run (so the run also writes the cache);
+  tapelint cold `--jobs 1`; tapelint warm: the same command again with the cache filled by
+  an untimed run. Their outputs are compared: warm and `--jobs 1` must print exactly what
+  the cold parallel run prints.
+- ruff: `ruff check --no-cache` with its default rules.
+- flake8: `flake8 --select F -j <cores>` (pyflakes' checks; flake8 still tokenizes every
+  file for its other checks and then drops their results).
+- Fixit: `fixit lint` with its default rules on a fixed subset, the top-level modules of
+  `tensorflow/python/eager` (it is too slow for the whole corpus); tapelint cold is run on
+  the same subset for a like-for-like ratio.
+
+Peak memory: the sum of the proportional set size (PSS, so pages a process pool shares count
+once) of the tool's whole process tree, sampled every 20 ms from /proc, in an untimed run
+(flake8 and Fixit: during their first timed run), and the peak resident size of the tree's
+largest process. (os.wait4's maxrss cannot be used: on Linux it includes the memory of the
+benchmark process the child was forked from.)
+
+The scaling tables run tapelint cold on a generated corpus: one training-step file copied
+10, 100 and 1000 times, and single files of about 1k, 10k and 100k lines. "net per 1k
+lines" subtracts the time to check one tiny file (interpreter start, imports, discovery).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+FIXIT_VERSION = "2.2.1"  # its own environment: it pins click<8.2, tapelint needs >=8.2
+HERE = Path(__file__).resolve().parent
+
+
+class BenchError(Exception):
+    """A problem the user can fix; printed as one line, exit status 2."""
+
+
+# ---------------------------------------------------------------------------- corpus
+@dataclass(frozen=True)
+class Corpus:
+    paths: tuple[Path, ...]
+    files: int
+    lines: int
+
+
+def locate_corpus() -> Corpus:
+    roots = []
+    for name in ("tensorflow", "keras"):
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            raise BenchError(
+                f"the benchmark corpus is the installed `{name}` package, and this "
+                f"interpreter ({sys.executable}) has none: "
+                "install it with `python3 -m pip install -e '.[bench]'`"
+            )
+        roots.append(Path(next(iter(spec.submodule_search_locations))))
+    return measure_corpus(roots)
+
+
+def measure_corpus(paths: Sequence[Path]) -> Corpus:
+    files = [f for p in paths for f in (p.rglob("*.py") if p.is_dir() else [p])]
+    return Corpus(tuple(paths), len(files), sum(_line_count(f) for f in files))
+
+
+def _line_count(path: Path) -> int:
+    data = path.read_bytes()
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+# ---------------------------------------------------------------------------- running
+@dataclass
+class Result:
+    times: list[float] = field(default_factory=list)
+    cpu_times: list[float] = field(default_factory=list)  # user + system, whole tree
+    tree_pss_kb: int | None = None  # peak summed PSS of the whole tree (sampled)
+    largest_rss_kb: int | None = None  # peak RSS of its largest process (sampled)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def cpu_median(self) -> float:
+        return statistics.median(self.cpu_times)
+
+
+@dataclass(frozen=True)
+class Command:
+    label: str
+    argv: tuple[str, ...]
+    corpus: Corpus
+    prepare: str | None = None  # "fresh-cache" or "warm-cache"
+    slow: bool = False  # fewer runs
+
+
+@dataclass(frozen=True)
+class Sample:
+    seconds: float
+    cpu_seconds: float  # user + system of the process and the children it waited for
+    tree_pss_kb: int | None  # peak summed PSS of the tree, when sampled
+    largest_rss_kb: int | None  # peak RSS of its largest process, when sampled
+    stdout: str
+
+
+def run_once(argv: Sequence[str], cwd: Path, *, sample_memory: bool = False) -> Sample:
+    """One run; its exit status must be 0 or 1 (1: the tool found something)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=err)
+        peak = largest = 0
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG if sample_memory else 0)
+            if pid:
+                break
+            sizes = [_memory(pid) for pid in _descendants(process.pid)]
+            peak = max(peak, sum(pss for pss, _ in sizes))
+            largest = max([largest, *(rss for _, rss in sizes)])
+            time.sleep(0.02)
+        elapsed = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if process.returncode not in (0, 1):
+            message = err.read().decode(errors="replace").strip().splitlines()[-5:]
+            raise BenchError(
+                f"`{' '.join(argv)}` exited {process.returncode}: " + " | ".join(message)
+            )
+        cpu = usage.ru_utime + usage.ru_stime
+        if not sample_memory:
+            return Sample(elapsed, cpu, None, None, out.read().decode())
+        return Sample(elapsed, cpu, peak, largest, out.read().decode())
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as file:
+                stat = file.read()
+        except OSError:
+            continue
+        parent = int(stat[stat.rindex(b")") + 2 :].split()[1])
+        children.setdefault(parent, []).append(int(entry.name))
+    found, pending = [], [root]
+    while pending:
+        pid = pending.pop()
+        found.append(pid)
+        pending.extend(children.get(pid, []))
+    return found
+
+
+def _memory(pid: int) -> tuple[int, int]:
+    """(PSS, RSS) of one process in KB; zeros for a process that is gone."""
+    found = {}
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as file:
+            for line in file:
+                key, _, rest = line.partition(":")
+                if key in ("Pss", "Rss"):
+                    found[key] = int(rest.split()[0])
+    except (OSError, ValueError):
+        pass
+    return found.get("Pss", 0), found.get("Rss", 0)
+
+
+# ---------------------------------------------------------------------------- tools
+@dataclass(frozen=True)
+class Tools:
+    tapelint: str
+    ruff: str
+    flake8: str
+    fixit: str | None
+
+
+def find_tools(fixit: str | None, skip_fixit: bool) -> Tools:
+    bindir = str(Path(sys.executable).parent)
+
+    def which(name: str) -> str:
+        found = shutil.which(name, path=bindir) or shutil.which(name)
+        if found is None:
+            raise BenchError(f"`{name}` is not installed: `python3 -m pip install -e '.[bench]'`")
+        return found
+
+    return Tools(
+        tapelint=which("tapelint"),
+        ruff=which("ruff"),
+        flake8=which("flake8"),
+        fixit=None if skip_fixit else (fixit or _fixit_environment()),
+    )
+
+
+def _fixit_environment() -> str:
+    """Fixit from `bench/.fixit-venv`, created on first use (Fixit cannot share tapelint's
+    environment: it requires click<8.2)."""
+    venv = HERE / ".fixit-venv"
+    fixit = venv / "bin" / "fixit"
+    if not fixit.exists():
+        print(f"creating {venv} with fixit=={FIXIT_VERSION} (once)...", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run(
+            [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", f"fixit=={FIXIT_VERSION}"],
+            check=True,
+        )
+    return str(fixit)
+
+
+def tool_version(argv: Sequence[str]) -> str:
+    result = subprocess.run([*argv, "--version"], capture_output=True, text=True)
+    return " ".join((result.stdout or result.stderr).split()[:3])
+
+
+# ---------------------------------------------------------------------------- the scaling corpus
+UNIT = '''
+
+def train_step_{i}(model, optimizer, x, y):
+    """One optimisation step."""
+    with tf.GradientTape() as tape:
+        predictions = model(x, training=True)
+        loss = tf.reduce_mean(tf.keras.losses.mse(y, predictions))
+    gradients = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+    return loss
+
+
+def evaluate_{i}(model, dataset):
+    """Mean loss over a dataset; no tape here."""
+    total, count = 0.0, 0
+    for x, y in dataset:
+        predictions = model(x, training=False)
+        total += float(tf.reduce_mean(tf.keras.losses.mse(y, predictions)))
+        count += 1
+    return total / max(count, 1)
+'''
+HEADER = "import tensorflow as tf\n"
+
+
+def training_file(target_lines: int) -> str:
+    parts, lines, i = [HEADER], 1, 0
+    while lines < target_lines:
+        unit = UNIT.format(i=i)
+        parts.append(unit)
+        lines += unit.count("\n")
+        i += 1
+    return "".join(parts)
+
+
+def write_scaling_corpus(base: Path) -> dict[str, Corpus]:
+    corpora: dict[str, Corpus] = {}
+    tiny = base / "tiny.py"
+    tiny.write_text(HEADER)
+    corpora["startup"] = measure_corpus([tiny])
+    one = training_file(100)
+    for copies in (10, 100, 1000):
+        directory = base / f"copies_{copies}"
+        directory.mkdir()
+        for n in range(copies):
+            (directory / f"train_{n:04d}.py").write_text(one)
+        corpora[f"{copies} files"] = measure_corpus([directory])
+    for size in (1_000, 10_000, 100_000):
+        path = base / f"single_{size}.py"
+        path.write_text(training_file(size))
+        corpora[f"1 file, {size // 1000}k lines"] = measure_corpus([path])
+    return corpora
+
+
+# ---------------------------------------------------------------------------- the benchmark
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=9, help="timed runs per tool (default 9)")
+    parser.add_argument(
+        "--slow-runs", type=int, default=3, help="timed runs of flake8 and Fixit (default 3)"
+    )
+    parser.add_argument("--fixit", help="a fixit executable (default: bench/.fixit-venv)")
+    parser.add_argument("--skip-fixit", action="store_true")
+    parser.add_argument("--skip-scaling", action="store_true")
+    args = parser.parse_args(argv)
+    try:
+        return _bench(args)
+    except BenchError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+def _bench(args: argparse.Namespace) -> int:
+    corpus = locate_corpus()
+    tools = find_tools(args.fixit, args.skip_fixit)
+    cores = len(os.sched_getaffinity(0))
+    eager = next(p for p in corpus.paths if p.name == "tensorflow") / "python" / "eager"
+    subset = measure_corpus(sorted(eager.glob("*.py")))
+    paths = tuple(map(str, corpus.paths))
+    tapelint = (tools.tapelint, "check", "-q")
+    commands = [
+        Command("tapelint cold", (*tapelint, *paths), corpus, prepare="fresh-cache"),
+        Command("tapelint cold, --jobs 1", (*tapelint, "-j1", *paths), corpus, "fresh-cache"),
+        Command("tapelint warm", (*tapelint, *paths), corpus, prepare="warm-cache"),
+        Command("ruff check --no-cache", (tools.ruff, "check", "--no-cache", "-q", *paths), corpus),
+        Command(
+            f"flake8 --select F -j {cores}",
+            (tools.flake8, "--select", "F", "-j", str(cores), *paths),
+            corpus,
+            slow=True,
+        ),
+    ]
+    if tools.fixit is not None:
+        subset_paths = tuple(map(str, subset.paths))
+        commands += [
+            Command(
+                "tapelint cold (Fixit's subset)", (*tapelint, *subset_paths), subset, "fresh-cache"
+            ),
+            Command("fixit lint (subset)", (tools.fixit, "lint", *subset_paths), subset, slow=True),
+        ]
+    print(_machine(cores, tools), flush=True)
+    with tempfile.TemporaryDirectory(prefix="tapelint-bench-") as scratch:
+        work = Path(scratch)
+        results, outputs = _timed_rounds(commands, work, args)
+        print(_main_table(commands, results))
+        cold, serial, warm = (outputs[command.label] for command in commands[:3])
+        print(f"\nwarm output identical to cold: {'yes' if warm == cold else 'NO'}")
+        print(f"--jobs 1 output identical to the parallel run: {'yes' if serial == cold else 'NO'}")
+        if not args.skip_scaling:
+            print(_scaling(work, tools, args.runs))
+    return 0
+
+
+def _argv(command: Command, work: Path, run: str) -> list[str]:
+    """The command line for one run; tapelint gets its cache directory here."""
+    argv = list(command.argv)
+    if command.prepare == "fresh-cache":
+        argv[2:2] = ["--cache-dir", str(work / f"cache-{command.label}-{run}".replace(" ", "_"))]
+    elif command.prepare == "warm-cache":
+        argv[2:2] = ["--cache-dir", str(work / "cache-warm")]
+    return argv
+
+
+def _timed_rounds(
+    commands: Sequence[Command], work: Path, args: argparse.Namespace
+) -> tuple[dict[str, Result], dict[str, str]]:
+    """Timed rounds, the order rotated each round. Fast tools get an untimed first run (it
+    fills the warm cache and the OS file cache) and a separate untimed run for memory; the
+    slow ones are too slow for that: their memory is sampled during their first timed run
+    (sampling costs them a few percent)."""
+    results = {c.label: Result() for c in commands}
+    outputs: dict[str, str] = {}
+    for command in commands:
+        if not command.slow:
+            outputs[command.label] = run_once(_argv(command, work, "warmup"), work).stdout
+    for round_ in range(args.runs):
+        shift = round_ % len(commands)
+        for command in [*commands[shift:], *commands[:shift]]:
+            if command.slow and round_ >= args.slow_runs:
+                continue
+            first_slow = command.slow and round_ == 0
+            sample = run_once(_argv(command, work, str(round_)), work, sample_memory=first_slow)
+            result = results[command.label]
+            result.times.append(sample.seconds)
+            result.cpu_times.append(sample.cpu_seconds)
+            if first_slow:
+                result.tree_pss_kb, result.largest_rss_kb = (
+                    sample.tree_pss_kb,
+                    sample.largest_rss_kb,
+                )
+            if outputs.setdefault(command.label, sample.stdout) != sample.stdout:
+                raise BenchError(f"{command.label}: output changed between runs")
+        print(f"round {round_ + 1}/{args.runs} done", file=sys.stderr, flush=True)
+    for command in commands:
+        if not command.slow:
+            sample = run_once(_argv(command, work, "memory"), work, sample_memory=True)
+            result = results[command.label]
+            result.tree_pss_kb, result.largest_rss_kb = sample.tree_pss_kb, sample.largest_rss_kb
+    return results, outputs
+
+
+def _main_table(commands: Sequence[Command], results: dict[str, Result]) -> str:
+    cold = results["tapelint cold"]
+    cold_per_line = cold.median / commands[0].corpus.lines
+    rows = [
+        "| command | files | lines | wall s (median) | files/s | lines/s | CPU s (median) "
+        "| peak memory MB (tree PSS) | largest process RSS MB | time / tapelint cold "
+        "| CPU / tapelint cold |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    notes = []
+    for command in commands:
+        result = results[command.label]
+        corpus = command.corpus
+        if corpus is commands[0].corpus:
+            ratio = f"{result.median / cold.median:.2f}"
+            cpu_ratio = f"{result.cpu_median / cold.cpu_median:.2f}"
+        else:  # a subset: compare time per line
+            per_line = result.median / corpus.lines
+            ratio = f"{per_line / cold_per_line:.1f} per line"
+            cpu_per_line = result.cpu_median / corpus.lines
+            cpu_ratio = (
+                f"{cpu_per_line / (cold.cpu_median / commands[0].corpus.lines):.1f} per line"
+            )
+            notes.append((command.label, per_line))
+        rows.append(
+            f"| `{command.label}` | {corpus.files:,} | {corpus.lines:,} "
+            f"| {result.median:.2f} | {corpus.files / result.median:,.0f} "
+            f"| {corpus.lines / result.median:,.0f} | {result.cpu_median:.2f} "
+            f"| {(result.tree_pss_kb or 0) / 1024:.0f} "
+            f"| {(result.largest_rss_kb or 0) / 1024:.0f} | {ratio} | {cpu_ratio} |"
+        )
+    text = "\n".join(rows)
+    if len(notes) == 2:
+        (_, tapelint_subset), (_, fixit) = notes
+        text += (
+            f"\n\nFixit per line: {fixit / cold_per_line:.0f}x tapelint cold's time per line on "
+            f"the whole corpus, {fixit / tapelint_subset:.0f}x on the same subset."
+        )
+    return text
+
+
+def _scaling(work: Path, tools: Tools, runs: int) -> str:
+    base = work / "scaling"
+    base.mkdir()
+    corpora = write_scaling_corpus(base)
+    samples: dict[str, list[float]] = {label: [] for label in corpora}
+    for _ in range(max(3, runs // 2)):
+        for label, corpus in corpora.items():
+            argv = [tools.tapelint, "check", "-q", "--no-cache", *map(str, corpus.paths)]
+            samples[label].append(run_once(argv, base).seconds)
+    times = {label: statistics.median(values) for label, values in samples.items()}
+    startup = times.pop("startup")
+    rows = [
+        f"\nScaling (tapelint cold, `--no-cache`; one tiny file takes {startup:.2f} s):\n",
+        "| corpus | files | lines | wall s (median) | ms per 1k lines | net ms per 1k lines |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for label, seconds in times.items():
+        corpus = corpora[label]
+        per_1k = 1000 * seconds / (corpus.lines / 1000)
+        net = 1000 * (seconds - startup) / (corpus.lines / 1000)
+        rows.append(
+            f"| {label} | {corpus.files:,} | {corpus.lines:,} | {seconds:.2f} "
+            f"| {per_1k:.1f} | {net:.1f} |"
+        )
+    return "\n".join(rows)
+
+
+def _machine(cores: int, tools: Tools) -> str:
+    versions = [
+        tool_version([tools.tapelint]),
+        tool_version([tools.ruff]),
+        "flake8 " + tool_version([tools.flake8]).split()[0],
+    ]
+    if tools.fixit:
+        versions.append(tool_version([tools.fixit]))
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (
+        f"machine: {cores} cores ({platform.machine()}, {platform.system()}), "
+        f"Python {platform.python_version()}, load average at start {load}\n"
+        f"tools: {'; '.join(versions)}\n"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

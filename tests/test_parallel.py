@@ -1,0 +1,125 @@
+"""The process pool: the same output as `--jobs 1`, in the same order, fixes included, and a
+worker that dies is an error for its file, not a hang."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tapelint import parallel
+from tapelint.engine import Linter
+from tests.cli_helpers import (
+    CLEAN,
+    LOSS_OUTSIDE,
+    NOT_RELEASED,
+    PERSISTENT_ONCE,
+    UNFILTERED,
+    run_cli,
+    run_subprocess,
+    write,
+)
+
+SNIPPETS = [LOSS_OUTSIDE, PERSISTENT_ONCE, NOT_RELEASED, UNFILTERED, CLEAN]
+
+
+def padding(lines: int) -> str:
+    """Code without a tape, so files are big enough for a pool."""
+    return "".join(f"\n\ndef helper_{n}(x):\n    return x + {n}\n" for n in range(lines // 4))
+
+
+def make_repository(root, files: int = 40) -> None:
+    """Enough source to parse that the default run uses a pool (see POOL_MIN_BYTES)."""
+    for n in range(files):
+        write(root, f"pkg{n % 3}/mod_{n:02d}.py", SNIPPETS[n % len(SNIPPETS)] + padding(600))
+    write(root, "broken.py", "import tensorflow as tf\nwith tf.GradientTape() as t\n")
+    write(root, "plain.py", "x = 1\n")
+    os.mkfifo(root / "pipe.py")
+    total = sum(p.stat().st_size for p in root.rglob("mod_*.py"))
+    assert total > parallel.POOL_MIN_BYTES
+
+
+@pytest.fixture
+def pools(monkeypatch):
+    """Records the worker count of every pool a run starts (the pool itself is real)."""
+    started: list[int] = []
+    original = parallel.ProcessPoolExecutor
+
+    def recording(workers, **kwargs):
+        started.append(workers)
+        return original(workers, **kwargs)
+
+    monkeypatch.setattr(parallel, "ProcessPoolExecutor", recording)
+    return started
+
+
+def test_parallel_run_prints_exactly_what_jobs_1_prints(project, pools):
+    make_repository(project)
+    serial = run_cli("check", "--no-cache", "--jobs", "1")
+    assert pools == []
+    parallel_run = run_cli("check", "--no-cache", "--jobs", "2")
+    assert pools == [2]
+    assert parallel_run.exit_code == serial.exit_code == 1
+    assert parallel_run.stdout == serial.stdout
+    assert parallel_run.stderr == serial.stderr
+    codes = {code for _, code in serial.codes()}
+    assert codes == {"TAP001", "TAP002", "TAP101", "TAP102", "TAP103", "TAP401"}
+
+
+def test_default_parallel_process_matches_jobs_1_process(project):
+    make_repository(project)
+    default = run_subprocess("check", "--no-cache", "--output-format", "json", cwd=project)
+    serial = run_subprocess("check", "--no-cache", "-j1", "--output-format", "json", cwd=project)
+    assert (default.exit_code, default.stdout, default.stderr) == (
+        serial.exit_code,
+        serial.stdout,
+        serial.stderr,
+    )
+    assert default.stdout.count('"code"') == 34
+
+
+def test_few_small_files_are_checked_without_a_pool(project, pools):
+    write(project, "a.py", LOSS_OUTSIDE)
+    write(project, "b.py", PERSISTENT_ONCE)
+    assert run_cli("check", "--no-cache", "--jobs", "2").exit_code == 1
+    assert pools == []
+
+
+def test_cache_hits_do_not_need_a_pool(project, pools):
+    make_repository(project)
+    cold = run_cli("check", "--jobs", "2")
+    warm = run_cli("check", "--jobs", "2")
+    assert pools == [2]  # the cold run only
+    assert (warm.stdout, warm.stderr) == (cold.stdout, cold.stderr)
+
+
+def test_parallel_fix_writes_what_a_serial_fix_writes(project, pools):
+    make_repository(project / "one")
+    make_repository(project / "two")
+    os.chdir(project / "one")
+    serial = run_cli("check", "--fix", "--no-cache", "--jobs", "1")
+    os.chdir(project / "two")
+    parallel_run = run_cli("check", "--fix", "--no-cache", "--jobs", "2")
+    assert pools == [2]
+    assert (parallel_run.stdout, parallel_run.stderr) == (serial.stdout, serial.stderr)
+    assert "fixed" in serial.stderr
+    for path in sorted((project / "one").rglob("mod_*.py")):
+        assert path.read_text() == (project / "two" / path.relative_to(project / "one")).read_text()
+
+
+def test_a_worker_that_dies_is_an_error_for_its_file_and_the_run_ends(project, monkeypatch):
+    make_repository(project)
+    original = Linter.check_bytes
+
+    def dying(self, data, path):
+        if path == "pkg0/mod_00.py" and os.getpid() != parent:
+            os._exit(3)  # what a crash in a native parser looks like from the parent
+        return original(self, data, path)
+
+    parent = os.getpid()
+    monkeypatch.setattr(Linter, "check_bytes", dying)
+    result = run_cli("check", "--no-cache", "--jobs", "2")
+    assert result.exit_code == 2
+    assert "error: pkg0/mod_00.py: internal error: the worker process checking it died" in (
+        result.stderr
+    )
