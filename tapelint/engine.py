@@ -20,7 +20,7 @@ from tapelint.analysis import build_model
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position
 from tapelint.registry import rule_by_code_or_name
 from tapelint.rule import Finding, NodeEdit, Rule
-from tapelint.source import SparseSource, SyntaxProblem, mentions, relevant_source
+from tapelint.source import SparseSource, SyntaxProblem, TriggerTest, relevant_source
 from tapelint.suppression import unsuppressed
 
 
@@ -33,13 +33,14 @@ class Linter:
         # Engine-reported rules (syntax errors) have triggers too: they apply to the files
         # tapelint reads, which are the files some rule can have something to say about.
         self.triggers = tuple(sorted({t for rule in rules for t in rule.triggers}))
-        self._byte_triggers = tuple(t.encode() for t in self.triggers)
+        self._trigger_test = TriggerTest(self.triggers)
 
     # ---------------------------------------------------------------- entry points
     def may_report(self, data: bytes) -> bool:
-        """Whether a file's raw bytes mention a trigger; without one `check_bytes` reports
-        nothing, and deciding that costs one substring search per trigger."""
-        return bool(self.codes) and any(t in data for t in self._byte_triggers)
+        """Whether a file's raw bytes mention a trigger where code could use it; without one
+        `check_bytes` reports nothing. A substring search per trigger, and a one-line pattern
+        for the prose-prone ones (`source.PROSE_PRONE_TRIGGERS`)."""
+        return bool(self.codes) and self._trigger_test.in_bytes(data)
 
     def check_bytes(self, data: bytes, path: str) -> list[Diagnostic]:
         if not self.may_report(data):
@@ -53,7 +54,7 @@ class Linter:
     def check_text(self, text: str, path: str, *, is_notebook: bool = False) -> list[Diagnostic]:
         """Diagnostics of one source text; `is_notebook` when it is a notebook's code cells
         joined into one program (module-level state then outlives the last cell)."""
-        if not self.codes or not mentions(text, self.triggers):
+        if not self.codes or not self._trigger_test.in_text(text):
             return []
         with _gc_paused():
             return self._check_text(text, path, is_notebook)

@@ -18,6 +18,43 @@ _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+# Triggers that library code mentions mostly in prose (docstrings, doctests, comments, error
+# messages): `tf.function` is in 226 of TensorFlow's and Keras' own files, most of them only in
+# words. A mention of one of these counts only on a line shaped like code that uses it: a
+# decorator `@tf.function` or a call `tf.function(...)`, on a line that does not start with `#`,
+# `>>>` or `...` and has no backtick or `#` before it. (`step = tf.function` without a call, or
+# a module alias such as `T.function`, is not seen; see the TAP501 docs.)
+PROSE_PRONE_TRIGGERS = ("tf.function", "tensorflow.function")
+
+
+def _code_use(trigger: str) -> str:
+    name = re.escape(trigger)
+    return rf"^[ \t]*+(?!#|>>>|\.\.\.)[^\n`#]*?(?:@{name}\b|\b{name}\s*\()"
+
+
+class TriggerTest:
+    """Whether a source mentions a trigger where code could use it: a substring test, plus a
+    one-line pattern for the prose-prone triggers (only run when their substring is there)."""
+
+    def __init__(self, triggers: tuple[str, ...]) -> None:
+        plain = [t for t in triggers if t not in PROSE_PRONE_TRIGGERS]
+        shaped = [t for t in triggers if t in PROSE_PRONE_TRIGGERS]
+        self._plain_text = tuple(plain)
+        self._plain_bytes = tuple(t.encode() for t in plain)
+        self._shaped_text = [(t, re.compile(_code_use(t), re.M)) for t in shaped]
+        self._shaped_bytes = [(t.encode(), re.compile(_code_use(t).encode(), re.M)) for t in shaped]
+
+    def in_bytes(self, data: bytes) -> bool:
+        return any(t in data for t in self._plain_bytes) or any(
+            t in data and pattern.search(data) for t, pattern in self._shaped_bytes
+        )
+
+    def in_text(self, text: str) -> bool:
+        return any(t in text for t in self._plain_text) or any(
+            t in text and pattern.search(text) for t, pattern in self._shaped_text
+        )
+
+
 @dataclass(frozen=True)
 class SyntaxProblem:
     line: int
@@ -40,7 +77,7 @@ class SparseSource:
 
 
 def mentions(text: str, triggers: tuple[str, ...]) -> bool:
-    return any(trigger in text for trigger in triggers)
+    return TriggerTest(triggers).in_text(text)
 
 
 def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | SyntaxProblem:

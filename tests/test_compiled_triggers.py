@@ -176,3 +176,29 @@ def test_callers_of_a_compiled_attribute_are_kept():
     )
     alone = Linter([rule_by_code_or_name("TAP501")])
     assert [(d.code, d.start.line) for d in alone.check_text(source, "t.py")] == [("TAP501", 14)]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        '"""Wrap the step in `tf.function` to compile it."""\n',
+        "# tf.function would retrace here\nx = 1\n",
+        'def f():\n    """Example:\n\n    >>> @tf.function\n    ... def g(x):\n    ...     return x\n    """\n',
+        'raise ValueError("tf.function only supports singleton tf.Variables")\n',
+    ],
+)
+def test_tf_function_in_prose_only_is_not_read(source):
+    assert not LINTER.may_report(source.encode())
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import tensorflow as tf\n\n@tf.function\ndef step(x):\n    return x\n",
+        "import tensorflow as tf\n\n@tf.function(jit_compile=True)\ndef step(x):\n    return x\n",
+        "import tensorflow as tf\nstep = tf.function(lambda x: x)\n",
+        "import tensorflow as tf\nfor i in range(3):\n    f = tf.function(g)  # retraces\n",
+    ],
+)
+def test_tf_function_in_code_is_read(source):
+    assert LINTER.may_report(source.encode())
