@@ -8,7 +8,7 @@ Every error is one `error: ...` line on stderr.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -68,22 +68,38 @@ def _split(values: Iterable[str]) -> list[str]:
 _SELECTORS = "Rule codes, code prefixes, rule names or ALL, comma-separated; repeatable."
 
 
+def _rule_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """`--select`, `--extend-select`, `--ignore`, `--config` and `--preview`, shared by
+    `check` and `validate`."""
+    options = [
+        click.option(
+            "--select", multiple=True, metavar="SELECTORS", help=f"Run only these. {_SELECTORS}"
+        ),
+        click.option(
+            "--extend-select",
+            multiple=True,
+            metavar="SELECTORS",
+            help=f"Run these too. {_SELECTORS}",
+        ),
+        click.option(
+            "--ignore", multiple=True, metavar="SELECTORS", help=f"Do not run these. {_SELECTORS}"
+        ),
+        click.option(
+            "--config",
+            "config_file",
+            type=click.Path(dir_okay=False, path_type=Path),
+            help="A pyproject.toml, or a TOML file with the settings at its top level.",
+        ),
+        click.option("--preview", is_flag=True, help="Enable preview rules."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--select", multiple=True, metavar="SELECTORS", help=f"Run only these. {_SELECTORS}")
-@click.option(
-    "--extend-select", multiple=True, metavar="SELECTORS", help=f"Run these too. {_SELECTORS}"
-)
-@click.option(
-    "--ignore", multiple=True, metavar="SELECTORS", help=f"Do not run these. {_SELECTORS}"
-)
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="A pyproject.toml, or a TOML file with the settings at its top level.",
-)
-@click.option("--preview", is_flag=True, help="Enable preview rules.")
+@_rule_selection_options
 @click.option(
     "--output-format",
     type=click.Choice(sorted(FORMATS)),
@@ -365,20 +381,7 @@ def _program_after_dash_dash(args: list[str]) -> bool:
     show_default=True,
     help="How to print diagnostics and verdicts.",
 )
-@click.option("--select", multiple=True, metavar="SELECTORS", help=f"Run only these. {_SELECTORS}")
-@click.option(
-    "--extend-select", multiple=True, metavar="SELECTORS", help=f"Run these too. {_SELECTORS}"
-)
-@click.option(
-    "--ignore", multiple=True, metavar="SELECTORS", help=f"Do not run these. {_SELECTORS}"
-)
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="A pyproject.toml, or a TOML file with the settings at its top level.",
-)
-@click.option("--preview", is_flag=True, help="Enable preview rules.")
+@_rule_selection_options
 @click.pass_context
 def validate_command(
     ctx: click.Context,

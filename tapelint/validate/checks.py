@@ -10,22 +10,12 @@ evidence sentence.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 from tapelint.validate.observations import Event, Observations
 from tapelint.validate.probe import schema
 from tapelint.validate.verdict import NOT_REACHED, Site, Verdict
 
 Judge = Callable[[Site, Observations], Verdict]
-
-
-@dataclass(frozen=True)
-class Check:
-    code: str
-    name: str
-    severity: str
-    fact: str  # what confirms the diagnostic, as RULES.md words it
-    judge: Judge
 
 
 def _at(events: Iterable[Event], site: Site) -> list[Event]:
@@ -436,47 +426,43 @@ def built_before(exception: Event, sites: Iterable[Site], obs: Observations) -> 
 
 
 # ------------------------------------------------------------------------- table
-CHECKS: dict[str, Check] = {
-    check.code: check
-    for check in (
-        Check("TAP101", "loss-outside-tape", "error",
-              "every gradient this call returned is None", _loss_outside_tape),
-        Check("TAP102", "unnecessary-persistent-tape", "warning",
-              "the tape instance served exactly one call", _unnecessary_persistent),
-        Check("TAP103", "persistent-tape-not-released", "warning",
-              "the tape object is still alive after the step it served ended", _not_released),
-        Check("TAP104", "gradient-inside-tape", "warning",
-              "the call ran while its tape was recording", _gradient_inside_tape),
-        Check("TAP105", "non-persistent-tape-reused", "error",
-              "RuntimeError: A non-persistent GradientTape can only be used to compute one "
-              "set of gradients", _tape_reused),
-        Check("TAP106", "unrelated-work-in-tape", "warning",
-              "op count recorded on the tape from unwatched inputs", _unrelated_work),
-        Check("TAP201", "unwatched-source", "error",
-              "the gradient for that source is None", _unwatched_source),
-        Check("TAP202", "watch-accessed-variables-off", "error",
-              "all gradients None", _tapes_without_watch),
-        Check("TAP203", "gradient-wrt-all-variables", "warning",
-              "some gradients None", _some_none),
-        Check("TAP204", "watch-keras-variables", "error",
-              "the ValueError was raised", _watch_keras_variables),
-        Check("TAP301", "numpy-in-differentiable-path", "error",
-              "a NumPy conversion of a tensor ran while the tape recorded, and the target's "
-              "gradient is None", _numpy_in_path),
-        Check("TAP302", "non-differentiable-op-in-path", "error",
-              "the target's gradient is None", _op_in_path),
-        Check("TAP303", "missing-training-flag", "warning",
-              "the call ran with training unset", _missing_training_flag),
-        Check("TAP401", "unfiltered-apply-gradients", "warning",
-              "a None gradient reached the apply call", _unfiltered_apply),
-        Check("TAP402", "gradient-variable-mismatch", "error",
-              "the apply call's variables differ from the gradient call's sources",
-              _variable_mismatch),
-        Check("TAP403", "none-unsafe-gradient-transform", "error",
-              "the transform raised on a None gradient", _unsafe_transform),
-        Check("TAP501", "tf-function-retracing", "warning",
-              "experimental_get_tracing_count() grew after the first call", _retracing),
-        Check("TAP502", "state-created-in-step", "error",
-              "the constructor ran more than once / the error was raised", _state_in_step),
-    )
-}  # fmt: skip
+# What confirms each rule's diagnostic is RULES.md's "runtime confirmation" column,
+# quoted beside each judge.
+CHECKS: dict[str, Judge] = {
+    # every gradient this call returned is None
+    "TAP101": _loss_outside_tape,
+    # the tape instance served exactly one call
+    "TAP102": _unnecessary_persistent,
+    # the tape object is still alive after the step it served ended
+    "TAP103": _not_released,
+    # the call ran while its tape was recording
+    "TAP104": _gradient_inside_tape,
+    # RuntimeError: A non-persistent GradientTape can only be used to compute one set of gradients
+    "TAP105": _tape_reused,
+    # op count recorded on the tape from unwatched inputs
+    "TAP106": _unrelated_work,
+    # the gradient for that source is None
+    "TAP201": _unwatched_source,
+    # all gradients None
+    "TAP202": _tapes_without_watch,
+    # some gradients None
+    "TAP203": _some_none,
+    # the ValueError was raised
+    "TAP204": _watch_keras_variables,
+    # a NumPy conversion of a tensor ran while the tape recorded, and the target's gradient is None
+    "TAP301": _numpy_in_path,
+    # the target's gradient is None
+    "TAP302": _op_in_path,
+    # the call ran with training unset
+    "TAP303": _missing_training_flag,
+    # a None gradient reached the apply call
+    "TAP401": _unfiltered_apply,
+    # the apply call's variables differ from the gradient call's sources
+    "TAP402": _variable_mismatch,
+    # the transform raised on a None gradient
+    "TAP403": _unsafe_transform,
+    # experimental_get_tracing_count() grew after the first call
+    "TAP501": _retracing,
+    # the constructor ran more than once / the error was raised
+    "TAP502": _state_in_step,
+}

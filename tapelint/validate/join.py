@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tapelint.diagnostics import Diagnostic, Position, Severity
+from tapelint.diagnostics import Diagnostic, Position
+from tapelint.registry import rule_by_code_or_name
 from tapelint.validate.checks import CHECKS, built_before, error_summary, is_variable_error
 from tapelint.validate.observations import Event, Frame, Observations
 from tapelint.validate.probe import schema
@@ -42,11 +43,11 @@ def judge(
 ) -> list[Validated]:
     judged = []
     for diagnostic in diagnostics:
-        check = CHECKS.get(diagnostic.code)
-        if check is None:
+        rule_check = CHECKS.get(diagnostic.code)
+        if rule_check is None:
             verdict = Verdict.inconclusive("this rule has no runtime check")
         else:
-            verdict = check.judge(site_of(diagnostic, cwd), observations)
+            verdict = rule_check(site_of(diagnostic, cwd), observations)
         judged.append(Validated(diagnostic, verdict, "static"))
     return judged
 
@@ -86,14 +87,15 @@ def runtime_findings(
             continue
         if not wanted(finding.code, frame.path, frame.first):
             continue
-        check = CHECKS[finding.code]
+        rule = rule_by_code_or_name(finding.code)
+        assert rule is not None  # runtime findings are made for catalogue codes only
         diagnostic = Diagnostic(
             path=display(frame.path),
             start=Position(frame.first, frame.column),
             end=Position(frame.last, frame.column),
             code=finding.code,
-            name=check.name,
-            severity=Severity(check.severity),
+            name=rule.name,
+            severity=rule.severity,
             message=finding.message,
         )
         found[key] = Validated(diagnostic, Verdict.confirmed(finding.evidence), "runtime")

@@ -51,7 +51,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.mark.parametrize(("line", "code", "status"), _sites(), ids=lambda v: str(v))
 def test_check_judges_the_scenario(scratch: str, line: int, code: str, status: str) -> None:
-    verdict = CHECKS[code].judge(Site(str(SCENARIOS.resolve()), line, line), _observations(scratch))
+    verdict = CHECKS[code](Site(str(SCENARIOS.resolve()), line, line), _observations(scratch))
     assert verdict.status.value == status, verdict.evidence
 
 
