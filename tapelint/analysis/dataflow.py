@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from weakref import WeakKeyDictionary
 
 import libcst as cst
 
@@ -305,18 +304,5 @@ def _predicts_with_watched_model(model: FileModel, watched: Watched, numpy_call:
     return owner is not None and owner in watched.source_callables
 
 
-_FUNCTION_NAMES: WeakKeyDictionary[FileModel, frozenset[str]] = WeakKeyDictionary()
-
-
-def _defined_function_names(model: FileModel) -> frozenset[str]:
-    found = _FUNCTION_NAMES.get(model)
-    if found is None:
-        names: set[str] = set()
-        pending: list[cst.CSTNode] = [model.module]
-        while pending:
-            node = pending.pop()
-            if isinstance(node, cst.FunctionDef):
-                names.add(node.name.value)
-            pending.extend(node.children)
-        found = _FUNCTION_NAMES[model] = frozenset(names)
-    return found
+def _defined_function_names(model: FileModel) -> set[str]:
+    return {s.node.name.value for s in model.scopes if isinstance(s.node, cst.FunctionDef)}
