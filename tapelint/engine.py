@@ -39,7 +39,7 @@ class Linter:
     def may_report(self, data: bytes) -> bool:
         """Whether a file's raw bytes mention a trigger where code could use it; without one
         `check_bytes` reports nothing. A substring search per trigger, and a one-line pattern
-        for the prose-prone ones (`source.PROSE_PRONE_TRIGGERS`)."""
+        for the triggers mostly mentioned in prose or definitions (`source.USE_SHAPES`)."""
         return bool(self.codes) and self._trigger_test.in_bytes(data)
 
     def check_bytes(self, data: bytes, path: str) -> list[Diagnostic]:

@@ -14,45 +14,86 @@ import bisect
 import re
 from dataclasses import dataclass
 
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_DEFINITIONS = (*_FUNCTIONS, ast.ClassDef)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-# Triggers that library code mentions mostly in prose (docstrings, doctests, comments, error
-# messages): `tf.function` is in 226 of TensorFlow's and Keras' own files, most of them only in
-# words. A mention of one of these counts only on a line shaped like code that uses it: a
-# decorator `@tf.function` or a call `tf.function(...)`, on a line that does not start with `#`,
-# `>>>` or `...` and has no backtick or `#` before it. (`step = tf.function` without a call, or
-# a module alias such as `T.function`, is not seen; see the TAP501 docs.)
-PROSE_PRONE_TRIGGERS = ("tf.function", "tensorflow.function")
-
-
-def _code_use(trigger: str) -> str:
-    name = re.escape(trigger)
-    return rf"^[ \t]*+(?!#|>>>|\.\.\.)[^\n`#]*?(?:@{name}\b|\b{name}\s*\()"
+# Triggers that library code mentions mostly in prose or in definitions: `tf.function` is in
+# 226 of TensorFlow's and Keras' own files, most of them only in words (docstrings, doctests,
+# comments, error messages), and `apply_gradients` is defined by every optimizer class. A
+# mention of one of these counts only where code can use it: on a line that does not start
+# with `#`, `>>>` or `...` and has no backtick or `#` before it, and in the shape of a use:
+# a decorator `@tf.function` or a call `tf.function(...)`, a method call
+# `.apply_gradients(...)`. (`step = tf.function` without a call, or a module alias such as
+# `T.function`, is not seen; see the TAP501 docs.) The prefilter and the slicer both ask
+# `TriggerTest`.
+USE_SHAPES = {
+    "tf.function": r"(?:(?<=@)tf\.function\b|(?<![\w.])tf\.function\s*\()",
+    "tensorflow.function": r"(?:(?<=@)tensorflow\.function\b|(?<![\w.])tensorflow\.function\s*\()",
+    "apply_gradients": r"(?<=\.)apply_gradients\s*\(",
+}
 
 
 class TriggerTest:
-    """Whether a source mentions a trigger where code could use it: a substring test, plus a
-    one-line pattern for the prose-prone triggers (only run when their substring is there)."""
+    """Where a source mentions a trigger where code could use it.
+
+    Each trigger is found with `str.find` (or `bytes.find`) and each occurrence is then
+    checked where it stands: a pattern scanning the whole file for a line shape costs about
+    a millisecond per file, and most occurrences are few."""
 
     def __init__(self, triggers: tuple[str, ...]) -> None:
-        plain = [t for t in triggers if t not in PROSE_PRONE_TRIGGERS]
-        shaped = [t for t in triggers if t in PROSE_PRONE_TRIGGERS]
-        self._plain_text = tuple(plain)
-        self._plain_bytes = tuple(t.encode() for t in plain)
-        self._shaped_text = [(t, re.compile(_code_use(t), re.M)) for t in shaped]
-        self._shaped_bytes = [(t.encode(), re.compile(_code_use(t).encode(), re.M)) for t in shaped]
+        self._text = [(t, _compiled(t)) for t in triggers]
+        self._bytes = [(t.encode(), _compiled(t, bytes_=True)) for t in triggers]
 
     def in_bytes(self, data: bytes) -> bool:
-        return any(t in data for t in self._plain_bytes) or any(
-            t in data and pattern.search(data) for t, pattern in self._shaped_bytes
-        )
+        return any(_first_code_use(data, t, shape, b"\n") for t, shape in self._bytes)
 
     def in_text(self, text: str) -> bool:
-        return any(t in text for t in self._plain_text) or any(
-            t in text and pattern.search(text) for t, pattern in self._shaped_text
-        )
+        return any(_first_code_use(text, t, shape, "\n") for t, shape in self._text)
+
+    def positions(self, text: str) -> list[int]:
+        """Where each use of a trigger starts, ascending, whatever the line looks like: the
+        slicer tells code from prose exactly (`_Literals`)."""
+        return sorted(position for t, shape in self._text for position in _uses(text, t, shape))
+
+
+def _compiled(trigger: str, *, bytes_: bool = False) -> re.Pattern | None:
+    shape = USE_SHAPES.get(trigger)
+    if shape is None:
+        return None
+    return re.compile(shape.encode() if bytes_ else shape)
+
+
+_PROSE_STARTS = ("#", ">>>", "...")
+
+
+def _uses(source, trigger, shape):  # str or bytes throughout
+    start = source.find(trigger)
+    while start != -1:
+        if shape is None or shape.match(source, start):
+            yield start
+        start = source.find(trigger, start + 1)
+
+
+def _first_code_use(source, trigger, shape, newline) -> bool:
+    """Whether a trigger is used where code could use it. Only the shaped triggers are held
+    to a code-shaped line: the others are rarely in prose, and the slicer sorts out prose."""
+    for start in _uses(source, trigger, shape):
+        if shape is None:
+            return True
+        prefix = source[source.rfind(newline, 0, start) + 1 : start]
+        if _code_shaped(prefix if isinstance(prefix, str) else prefix.decode("latin-1")):
+            return True
+    return False
+
+
+def _code_shaped(line_prefix: str) -> bool:
+    """Whether what follows `line_prefix` can be code: the line does not start a comment or
+    a doctest, and no backtick or `#` comes before (Markdown prose, a comment)."""
+    return not line_prefix.lstrip().startswith(_PROSE_STARTS) and not (
+        "`" in line_prefix or "#" in line_prefix
+    )
 
 
 @dataclass(frozen=True)
@@ -81,7 +122,14 @@ def mentions(text: str, triggers: tuple[str, ...]) -> bool:
 
 
 def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | SyntaxProblem:
-    """`text` without top-level definitions that cannot matter to rules with these triggers."""
+    """`text` without top-level definitions that cannot matter to rules with these triggers.
+
+    A file whose every mention of a trigger is inside a string or a comment has nothing to
+    parse (and is not syntax-checked either: TAP001 is for files whose code could matter)."""
+    literals = _Literals(text)
+    test = TriggerTest(triggers)
+    if all(literals.contains(position) for position in test.positions(text)):
+        return SparseSource("", ((1, 1),))
     try:
         tree = ast.parse(text)
     except SyntaxError as error:
@@ -90,13 +138,12 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
         return SyntaxProblem(1, 1, str(error))
     if text.count("\r") != text.count("\r\n"):
         return SparseSource(text, ((1, 1),))  # lone CR line ends: keep the line map trivial
-    trigger_lines = _lines_mentioning(text, (*triggers, *_import_aliases(text, triggers)))
-    prose = _docstring_lines(tree)
-    trigger_lines = [line for line in trigger_lines if line not in prose]
-    if not trigger_lines:
-        # Mentioned only in docstrings or comments: no code here can matter.
-        return SparseSource("", ((1, 1),))
-    trigger_lines = _with_callers(text, tree, trigger_lines, prose)
+    aliases = _import_aliases(text, tree, triggers)
+    positions = (
+        test.positions(text) if not aliases else TriggerTest((*triggers, *aliases)).positions(text)
+    )
+    trigger_lines = _lines_of(text, [p for p in positions if not literals.contains(p)])
+    trigger_lines = _with_callers(text, tree, trigger_lines, literals)
     candidates: list[tuple[str, int, int]] = []
     for node in tree.body:
         if not isinstance(node, _DEFINITIONS):
@@ -133,42 +180,45 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
 
 
 def _with_callers(
-    text: str, tree: ast.Module, trigger_lines: list[int], prose: set[int]
+    text: str, tree: ast.Module, trigger_lines: list[int], literals: _Literals
 ) -> list[int]:
     """`trigger_lines` plus the lines that use, by name, what mentions a trigger: a
-    top-level function or a method, a module-level name assigned on a trigger line
-    (`train_step = tf.function(train_step)`), or an attribute a method assigns on one
-    (`self.step = tf.function(self._step)`). The loop that runs a training step
-    (`for batch in ds: train_step(batch)`, `self.step(...)`) matters as much as the step.
-    One level only; dunder names are left out (`super().__init__` is everywhere)."""
-    names: set[str] = set()
+    top-level function or a module-level name assigned on a trigger line
+    (`train_step = tf.function(train_step)`), used by its bare name, or a method or an
+    attribute a method assigns on one (`self.step = tf.function(self._step)`), used as an
+    attribute (`self.step(...)`, `trainer.fit(...)`). The loop that runs a training step
+    (`for batch in ds: train_step(batch)`) matters as much as the step.
+
+    One level only; dunder names are left out (`super().__init__` is everywhere), and so
+    are other definitions of the same name: a method `call` with a tape must not keep every
+    other layer's `def call` (Keras calls it through `__call__`, not by name)."""
+    bare: set[str] = set()
+    attributes: set[str] = set()
     for node in tree.body:
-        members = node.body if isinstance(node, ast.ClassDef) else ()
-        for definition in (node, *members):
-            if isinstance(definition, _DEFINITIONS) and _any_between(
-                trigger_lines, *_span(definition)
-            ):
-                names.add(definition.name)
-                if definition is not node:
-                    names.update(_assigned_on(definition.body, trigger_lines))
-        names.update(_assigned_on([node], trigger_lines))
-    names = {name for name in names if not name.startswith("__")}
-    if not names:
+        if isinstance(node, _FUNCTIONS) and _any_between(trigger_lines, *_span(node)):
+            bare.add(node.name)
+        bare.update(_assigned_on([node], trigger_lines, attributes))
+        for member in node.body if isinstance(node, ast.ClassDef) else ():
+            if isinstance(member, _DEFINITIONS) and _any_between(trigger_lines, *_span(member)):
+                attributes.add(member.name)
+                _assigned_on(member.body, trigger_lines, attributes)
+    alternatives = [
+        *(rf"(?<![.\w])(?<!def )(?<!class ){re.escape(name)}\b" for name in sorted(bare)),
+        *(rf"\.{re.escape(name)}\b" for name in sorted(attributes)),
+    ]
+    alternatives = [a for a in alternatives if "__" not in a]
+    if not alternatives:
         return trigger_lines
-    pattern = re.compile(r"\b(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
-    lines = set(trigger_lines)
-    line, last = 1, 0
-    for match in pattern.finditer(text):
-        line += text.count("\n", last, match.start())
-        last = match.start()
-        if line not in prose and _is_code(text[text.rfind("\n", 0, last) + 1 : last]):
-            lines.add(line)
-    return sorted(lines)
+    pattern = re.compile("|".join(alternatives))
+    uses = [m.start() for m in pattern.finditer(text) if not literals.contains(m.start())]
+    return sorted({*trigger_lines, *_lines_of(text, uses)})
 
 
-def _assigned_on(statements: list[ast.stmt], trigger_lines: list[int]) -> set[str]:
-    """Names (and `self.` attributes) bound by these assignments when they span a trigger
-    line."""
+def _assigned_on(
+    statements: list[ast.stmt], trigger_lines: list[int], attributes: set[str]
+) -> set[str]:
+    """Names bound by these assignments when they span a trigger line; the `self.`
+    attributes they bind go into `attributes`."""
     names: set[str] = set()
     for stmt in statements:
         if not isinstance(stmt, ast.Assign | ast.AnnAssign):
@@ -180,7 +230,7 @@ def _assigned_on(statements: list[ast.stmt], trigger_lines: list[int]) -> set[st
             if isinstance(target, ast.Name):
                 names.add(target.id)
             elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
-                names.add(target.attr)
+                attributes.add(target.attr)
     return names
 
 
@@ -218,35 +268,15 @@ def _droppable_imports(
     return found
 
 
-def _docstring_lines(tree: ast.Module) -> set[int]:
-    """Lines of the docstrings of top-level definitions and their members: a tape in an
-    example there (`>>> with tf.GradientTape() as g:`) is prose, not code."""
-    lines: set[int] = set()
-    pending: list[ast.AST] = [tree]
-    for node in tree.body:
-        if isinstance(node, _DEFINITIONS):
-            pending.append(node)
-            if isinstance(node, ast.ClassDef):
-                pending.extend(m for m in node.body if isinstance(m, _DEFINITIONS))
-    for node in pending:
-        body = getattr(node, "body", [])
-        if (
-            body
-            and isinstance(body[0], ast.Expr)
-            and isinstance(body[0].value, ast.Constant)
-            and isinstance(body[0].value.value, str)
-        ):
-            lines.update(range(body[0].lineno, (body[0].end_lineno or body[0].lineno) + 1))
-    return lines
-
-
-def _import_aliases(text: str, triggers: tuple[str, ...]) -> tuple[str, ...]:
+def _import_aliases(text: str, tree: ast.Module, triggers: tuple[str, ...]) -> tuple[str, ...]:
     """Local names a trigger is imported as (`GradientTape as GT` makes `GT` a trigger).
 
     Each trigger is found with `str.find` and only then matched against ` as name`: a
     regular expression starting with a word boundary scans every position of the file, about
-    forty times slower on large files."""
-    aliases: set[str] = set()
+    forty times slower on large files. A match counts only when an import statement binds
+    it: prose such as "supported by tf.function as an attribute" must not make `an` a
+    trigger."""
+    found: set[str] = set()
     for trigger in triggers:
         start = text.find(trigger)
         while start != -1:
@@ -254,9 +284,20 @@ def _import_aliases(text: str, triggers: tuple[str, ...]) -> tuple[str, ...]:
             if _word_boundary_before(text, start):
                 match = _AS_ALIAS.match(text, end)
                 if match is not None:
-                    aliases.add(match.group(1))
+                    found.add(match.group(1))
             start = text.find(trigger, end)
-    return tuple(sorted(aliases))
+    if not found:
+        return ()
+    imported = {trigger.rpartition(".")[2] for trigger in triggers}
+    return tuple(
+        sorted(
+            alias.asname
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for alias in node.names
+            if alias.asname in found and alias.name.rpartition(".")[2] in imported
+        )
+    )
 
 
 _AS_ALIAS = re.compile(r"\s+as\s+(\w+)")
@@ -277,44 +318,39 @@ def _span(node: ast.stmt) -> tuple[int, int]:
     return first, node.end_lineno or node.lineno
 
 
-def _lines_mentioning(text: str, triggers: tuple[str, ...]) -> list[int]:
-    positions = []
-    for trigger in triggers:
-        start = text.find(trigger)
-        while start != -1:
-            positions.append(start)
-            start = text.find(trigger, start + 1)
-    positions.sort()
+def _lines_of(text: str, positions: list[int]) -> list[int]:
+    """The 1-based lines of ascending character positions."""
     lines, line, last = [], 1, 0
     for position in positions:
         line += text.count("\n", last, position)
         last = position
-        if _is_code(text[text.rfind("\n", 0, position) + 1 : position]):
-            lines.append(line)
+        lines.append(line)
     return lines
 
 
-def _is_code(line_prefix: str) -> bool:
-    """Whether what follows `line_prefix` on its line is code: not in a comment, and not in
-    a string that opened on this line (an error message that names `tf.function`).
-    Strings that span lines are not followed; docstrings are handled separately."""
-    quote = ""
-    index = 0
-    while index < len(line_prefix):
-        char = line_prefix[index]
-        if quote:
-            if char == "\\":
-                index += 1
-            elif line_prefix.startswith(quote, index):
-                index += len(quote) - 1
-                quote = ""
-        elif char == "#":
-            return False
-        elif char in "\"'":
-            quote = char * 3 if line_prefix.startswith(char * 3, index) else char
-            index += len(quote) - 1
-        index += 1
-    return not quote
+# Comments and string literals, found left to right: a quote inside a comment, or a `#`
+# inside a string, is consumed by the literal it belongs to. (Prefixes such as `r` or `f`
+# need no pattern: a backslash never ends a string, raw or not.)
+_LITERAL = re.compile(
+    r"""\#[^\n]*|'''(?:[^\\]|\\.)*?'''|\"\"\"(?:[^\\]|\\.)*?\"\"\"|'(?:[^\\'\n]|\\.)*'|"(?:[^\\"\n]|\\.)*\"""",
+    re.S,
+)
+
+
+class _Literals:
+    """Where a source's comments and string literals (docstrings included) are: a trigger
+    in one is prose (`>>> with tf.GradientTape() as g:`, an error message naming
+    `tf.function`), not code. A regular expression finds them about forty times faster
+    than `ast.parse` parses the file."""
+
+    def __init__(self, text: str) -> None:
+        spans = [match.span() for match in _LITERAL.finditer(text)]
+        self._starts = [start for start, _ in spans]
+        self._ends = [end for _, end in spans]
+
+    def contains(self, position: int) -> bool:
+        index = bisect.bisect_right(self._starts, position) - 1
+        return index >= 0 and position < self._ends[index]
 
 
 def _any_between(sorted_lines: list[int], first: int, last: int) -> bool:

@@ -3,6 +3,7 @@ and still skip what cannot matter."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import pytest
@@ -121,10 +122,22 @@ def test_mentions_in_strings_comments_and_docstrings_keep_nothing():
     assert relevant_source(only_prose, LINTER.triggers).text == ""
 
 
+def _aliases(source: str) -> tuple[str, ...]:
+    return _import_aliases(source, ast.parse(source), ("GradientTape", "tf.function"))
+
+
 def test_import_aliases_need_a_word_boundary():
-    source = "from tensorflow import GradientTape as GT\nx = MyGradientTape as Other\n"
-    assert _import_aliases(source, ("GradientTape",)) == ("GT",)
-    assert _import_aliases("x = GradientTape  as  Tape\n", ("GradientTape",)) == ("Tape",)
+    source = "from tensorflow import GradientTape as GT\nimport MyGradientTape as Other\n"
+    assert _aliases(source) == ("GT",)
+    assert _aliases("from tensorflow import (\n    GradientTape  as  Tape,\n)\n") == ("Tape",)
+
+
+def test_import_aliases_come_from_import_statements_only():
+    source = 'import os\nmessage = "not supported by tf.function as an attribute"\n'
+    assert _aliases(source) == ()
+    assert _aliases(
+        'from tensorflow import GradientTape as Tape\nprint("GradientTape as x")\n'
+    ) == ("Tape",)
 
 
 def test_state_in_a_loop_that_applies_gradients_is_found_without_a_tape_in_the_file():

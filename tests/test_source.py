@@ -215,3 +215,40 @@ def test_unused_from_imports_are_cut_and_used_ones_kept():
     assert "from .local import thing" in kept  # relative: always kept
     assert "dumps" in kept  # shares its line with another statement
     _assert_lines_preserved(source, sparse)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'MESSAGE = """Wrap it:\n\n    with tf.GradientTape() as tape:\n        loss = f(x)\n"""\n',
+        "HELP = (\n    'use a GradientTape '\n    \"or a tf.GradientTape\"\n)\n",
+        'path = r"C:\\tmp\\\\" + "tf.GradientTape"\n',
+        "quote = 'it\\'s a GradientTape'\n",
+        'data = b"GradientTape"  # also GradientTape\n',
+        'text = f"{name} uses a GradientTape"\n',
+    ],
+)
+def test_triggers_inside_any_string_or_comment_are_prose(source):
+    compile(source, "prose", "exec")
+    assert relevant_source(source, TRIGGERS) == SparseSource("", ((1, 1),))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'x = "#"; tape = tf.GradientTape()\n',
+        "# don't\ntape = tf.GradientTape()\n",
+        's = """a\nb"""\ntape = tf.GradientTape()\n',
+        "s = 'a\\\n b'; tape = tf.GradientTape()\n",
+    ],
+)
+def test_quotes_and_hashes_inside_other_literals_do_not_hide_code(source):
+    compile(source, "code", "exec")
+    assert "tape = tf.GradientTape()" in relevant_source(source, TRIGGERS).text
+
+
+def test_a_file_whose_tape_is_only_prose_is_not_syntax_checked():
+    """Decided: TAP001 is for files whose code could matter to a rule."""
+    assert relevant_source('"""A GradientTape."""\ndef broken(:\n', TRIGGERS).text == ""
+    problem = relevant_source("tape = tf.GradientTape()\ndef broken(:\n", TRIGGERS)
+    assert isinstance(problem, SyntaxProblem) and problem.line == 2
