@@ -202,16 +202,32 @@ def _with_callers(
             if isinstance(member, _DEFINITIONS) and _any_between(trigger_lines, *_span(member)):
                 attributes.add(member.name)
                 _assigned_on(member.body, trigger_lines, attributes)
-    alternatives = [
-        *(rf"(?<![.\w])(?<!def )(?<!class ){re.escape(name)}\b" for name in sorted(bare)),
-        *(rf"\.{re.escape(name)}\b" for name in sorted(attributes)),
+    bare = {name for name in bare if not name.startswith("__")}
+    attributes = {name for name in attributes if not name.startswith("__")}
+    uses = [
+        position
+        for position in (*_name_uses(text, bare), *_name_uses(text, attributes, prefix=r"\."))
+        if not literals.contains(position)
+        and (text[position] == "." or not _defines_or_follows_dot(text, position))
     ]
-    alternatives = [a for a in alternatives if "__" not in a]
-    if not alternatives:
-        return trigger_lines
-    pattern = re.compile("|".join(alternatives))
-    uses = [m.start() for m in pattern.finditer(text) if not literals.contains(m.start())]
-    return sorted({*trigger_lines, *_lines_of(text, uses)})
+    return sorted({*trigger_lines, *_lines_of(text, sorted(uses))})
+
+
+def _name_uses(text: str, names: set[str], prefix: str = r"\b") -> list[int]:
+    """Where `names` occur as whole words (after `prefix`). One alternation of literal
+    names: the regular expression engine skips ahead on their first characters, which a
+    pattern opening with a lookbehind would not let it do (quadratic on large files)."""
+    if not names:
+        return []
+    pattern = re.compile(prefix + "(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+    return [match.start() for match in pattern.finditer(text)]
+
+
+def _defines_or_follows_dot(text: str, position: int) -> bool:
+    """Whether the name at `position` is an attribute (`x.name`) or being defined
+    (`def name`, `class name`)."""
+    before = text[max(0, position - 6) : position]
+    return before.endswith((".", "def ", "class "))
 
 
 def _assigned_on(
