@@ -166,12 +166,15 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
         return SparseSource(text, ((1, 1),))
     # Keep the helpers that the code which matters refers to by name (a function handed to
     # `tf.py_function`, a loss helper): rules may look into them.
-    without_all = _without(text, [(first, last) for _, first, last in candidates])
+    # Names in docstrings and comments refer to nothing (a class docstring's `model.fit(...)`
+    # example must not keep `fit`).
+    code = literals.blanked(text)
+    without_all = _without(code, [(first, last) for _, first, last in candidates])
     referenced = set(_IDENTIFIER.findall(without_all.text))
     dropped = [(first, last) for name, first, last in candidates if name not in referenced]
     if imports:
         # Then the imports that nothing kept (the helpers just kept included) refers to.
-        kept = _without(text, [*dropped, *((first, last) for _, first, last in imports)])
+        kept = _without(code, [*dropped, *((first, last) for _, first, last in imports)])
         used = set(_IDENTIFIER.findall(kept.text))
         dropped += [(first, last) for names, first, last in imports if not names & used]
     if not dropped:
@@ -367,6 +370,17 @@ class _Literals:
     def contains(self, position: int) -> bool:
         index = bisect.bisect_right(self._starts, position) - 1
         return index >= 0 and position < self._ends[index]
+
+    def blanked(self, text: str) -> str:
+        """`text` with every literal emptied but its line ends kept: code only, same lines."""
+        parts = []
+        last = 0
+        for start, end in zip(self._starts, self._ends, strict=True):
+            parts.append(text[last:start])
+            parts.append("\n" * text.count("\n", start, end))
+            last = end
+        parts.append(text[last:])
+        return "".join(parts)
 
 
 def _any_between(sorted_lines: list[int], first: int, last: int) -> bool:
