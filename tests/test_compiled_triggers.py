@@ -215,3 +215,11 @@ def test_tf_function_in_prose_only_is_not_read(source):
 )
 def test_tf_function_in_code_is_read(source):
     assert LINTER.may_report(source.encode())
+
+
+def test_defining_apply_gradients_is_not_a_trigger_and_calling_it_is():
+    definition = "class MyOptimizer:\n    def apply_gradients(self, pairs):\n        return pairs\n"
+    assert not LINTER.may_report(definition.encode())
+    call = "def fit(opt, pairs):\n    opt.apply_gradients(pairs)\n"
+    assert LINTER.may_report(call.encode())
+    assert "opt.apply_gradients(pairs)" in relevant_source(call, LINTER.triggers).text

@@ -252,3 +252,62 @@ def test_a_file_whose_tape_is_only_prose_is_not_syntax_checked():
     assert relevant_source('"""A GradientTape."""\ndef broken(:\n', TRIGGERS).text == ""
     problem = relevant_source("tape = tf.GradientTape()\ndef broken(:\n", TRIGGERS)
     assert isinstance(problem, SyntaxProblem) and problem.line == 2
+
+
+def test_another_class_defining_the_same_method_is_not_a_caller():
+    """A layer's `call` with a tape keeps callers such as `self.call(...)`, not every
+    other layer's `def call`, nor every mention of its class."""
+    source = textwrap.dedent(
+        """\
+        import tensorflow as tf
+
+
+        class Probe(tf.keras.layers.Layer):
+            def call(self, x):
+                with tf.GradientTape() as tape:
+                    tape.watch(x)
+                    y = x * x
+                return tape.gradient(y, x)
+
+
+        class Other(tf.keras.layers.Layer):
+            def call(self, x):
+                return Probe()(x)
+
+
+        class Caller:
+            def run(self, layer, x):
+                return layer.call(x)
+        """
+    )
+    sparse = relevant_source(source, TRIGGERS)
+    assert "class Probe" in sparse.text and "def run" in sparse.text
+    assert "class Other" not in sparse.text
+    _assert_lines_preserved(source, sparse)
+
+
+def test_names_in_docstrings_and_comments_keep_no_helper():
+    source = textwrap.dedent(
+        '''\
+        import tensorflow as tf
+
+
+        def fit(model):
+            """Too slow for large data; see `evaluate_all`."""
+            return model  # evaluate_all would be better
+
+
+        def evaluate_all(model):
+            return model
+
+
+        def step(model, x):
+            """Like `fit`, for one batch."""
+            with tf.GradientTape() as tape:
+                loss = model(x)
+            return tape.gradient(loss, model.trainable_variables)
+        '''
+    )
+    sparse = relevant_source(source, TRIGGERS)
+    assert "def step" in sparse.text
+    assert "def fit" not in sparse.text and "def evaluate_all" not in sparse.text
