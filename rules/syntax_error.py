@@ -10,8 +10,10 @@ class SyntaxErrorInFile(Rule):
     A file tapelint cannot parse is a file it cannot check: its tapes go unexamined. The run
     goes on with the other files.
 
-    Only files that can matter are parsed: a file that never mentions a gradient tape is
-    skipped before parsing, so its syntax errors are left to the interpreter and other tools.
+    Only files that can matter are parsed: a file whose code never uses a gradient tape (or
+    `tf.function`, or `.apply_gradients(...)`), including one that names it only in docstrings,
+    comments or strings, is skipped before parsing, so its syntax errors are left to the
+    interpreter and other tools.
 
     ## Example
     ```python
