@@ -77,6 +77,7 @@ class ModelBuilder:
         self.defs_by_stmt: dict[cst.CSTNode, list[Def]] = {}
         self.uses_by_node: dict[cst.Name, Use] = {}
         self.stmt_parent: dict[cst.CSTNode, tuple[cst.CSTNode, tuple[cst.CSTNode, ...], int]] = {}
+        self.stmt_of: dict[cst.CSTNode, cst.CSTNode | None] = {}
         self._defs: dict[tuple[int, str], Def] = {}
         self._scope_defs: dict[Scope, dict[str, list[Def]]] = {}
         self._ctor_tapes: dict[cst.Call, TapeInstance] = {}
@@ -119,6 +120,7 @@ class ModelBuilder:
             defs_by_stmt=self.defs_by_stmt,
             uses_by_node=self.uses_by_node,
             stmt_parent=self.stmt_parent,
+            stmt_of=self.stmt_of,
             scope_defs=self._scope_defs,
             source_text=self.source_text,
             is_notebook=self.is_notebook,
@@ -375,6 +377,7 @@ class ModelBuilder:
                 self._block(block, stmt)
 
     def _small(self, node: cst.BaseSmallStatement) -> None:
+        self.stmt_of[node] = self.stmt
         if isinstance(node, cst.Expr):
             self._expr(node.value)
         elif isinstance(node, cst.Assign):
@@ -612,6 +615,7 @@ class ModelBuilder:
         self.feeds_value = saved
 
     def _expr(self, node: cst.CSTNode) -> None:
+        self.stmt_of[node] = self.stmt
         if isinstance(node, cst.Name):
             self._use(node)
         elif isinstance(node, cst.Attribute):
@@ -715,6 +719,7 @@ class ModelBuilder:
     def _call(self, node: cst.Call) -> None:
         self._expr(node.func)
         for arg in node.args:
+            self.stmt_of[arg] = self.stmt
             self._expr(arg.value)
         func = node.func
         qualified = self.imports.qualify(func)

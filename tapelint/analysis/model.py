@@ -197,6 +197,8 @@ class FileModel:
     # statement -> (owning compound statement or scope node, the block it sits in, its index)
     stmt_parent: dict[cst.CSTNode, tuple[cst.CSTNode, tuple[cst.CSTNode, ...], int]]
     scope_defs: dict[Scope, dict[str, list[Def]]]
+    # expression or small statement -> the statement the walk was in when it met it
+    stmt_of: dict[cst.CSTNode, cst.CSTNode | None]
     # The file's whole text: the parsed module may leave out definitions that cannot matter,
     # and a few questions (is this attribute used anywhere else?) need all of it.
     source_text: str = ""
@@ -257,6 +259,20 @@ class FileModel:
 
     def none_checks_in(self, scope: Scope) -> list[NoneCheck]:
         return self._none_checks_by_scope.get(scope, [])
+
+    def top_level_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The statement of the module's body that holds `node` (`node` itself if it is
+        one), or None for a node the walk never met."""
+        current: cst.CSTNode | None = node
+        while current is not None:
+            parent = self.stmt_parent.get(current)
+            if parent is None:
+                current = self.stmt_of.get(current)
+            elif parent[0] is self.module:
+                return current
+            else:
+                current = parent[0]
+        return None
 
 
 def is_recording(ctx: Context, tape: TapeInstance) -> bool:
