@@ -97,9 +97,7 @@ class Linter:
         path: str,
         findings: list[tuple[type[Rule], Finding]],
     ) -> list[Diagnostic]:
-        nodes = [finding.node for _, finding in findings]
-        nodes += [edit.node for _, f in findings if f.fix is not None for edit in f.fix.edits]
-        locate = _Locator(model, sparse, lines, nodes)
+        locate = _Locator(model, sparse, lines)
         diagnostics = []
         for rule, finding in findings:
             start, end = locate.span(finding.node)
@@ -140,65 +138,77 @@ class _Locator:
     """Positions of reported nodes in the file's own lines (1-based line and column).
 
     libcst's PositionProvider costs more than the parse itself (2.4 times on a file of
-    training code), so positions are resolved only for the top-level statements that hold a
-    reported node, each as a module of its own, and shifted by the lines before it. Those
-    lines come from the statements resolved anyway and from the code generated for the others
-    (several times cheaper than positions). If the model cannot place a node, the whole module
-    is resolved instead.
+    training code), so it is not run over the module. For a reported node, the statements
+    that hold it are pruned down to the path to it: each block on the way keeps only the
+    statement that leads to the node, and the module keeps only the top-level statement. That
+    small module is resolved, and the positions are shifted by the lines of the statements
+    pruned before the path (counted in generated code, which is several times cheaper than
+    positions). Columns need no shift: every kept statement keeps its indentation. A node the
+    model cannot place is resolved in the whole module instead.
     """
 
-    def __init__(
-        self, model: FileModel, sparse: SparseSource, lines: list[str], nodes: list[cst.CSTNode]
-    ) -> None:
+    def __init__(self, model: FileModel, sparse: SparseSource, lines: list[str]) -> None:
         self._model = model
         self._module = model.module
         self._sparse = sparse
         self._lines = lines
-        self._index = {stmt: index for index, stmt in enumerate(self._module.body)}
-        self._by_statement: dict[cst.CSTNode, Mapping[cst.CSTNode, CodeRange]] = {}
-        self._line_counts: dict[int, int] = {}  # body index -> lines of its code
+        # kept statement -> (lines before it that pruning removed, positions in its module)
+        self._pruned: dict[cst.CSTNode, tuple[int, Mapping[cst.CSTNode, CodeRange]]] = {}
+        # a block (or the module) -> lines before each of its statements, as far as needed
+        self._lines_before: dict[cst.CSTNode, list[int]] = {}
         self._whole: Mapping[cst.CSTNode, CodeRange] | None = None
-        statements = {model.top_level_statement(node) for node in nodes}
-        if all(stmt in self._index for stmt in statements):
-            for stmt in statements:
-                self._resolve(stmt)
-        self._lines_before = [sum(self._line_count(line) for line in self._module.header)]
 
     def span(self, node: cst.CSTNode) -> tuple[Position, Position]:
         where = self._range(node)
         return self._position(where.start), self._position(where.end)
 
-    def _resolve(self, stmt: cst.CSTNode) -> None:
-        alone = self._module.with_changes(
-            body=[stmt], header=[], footer=[], has_trailing_newline=True
-        )
-        ranges = _positions(alone)
-        self._by_statement[stmt] = ranges
-        self._line_counts[self._index[stmt]] = ranges[alone].end.line - 1
-
     def _range(self, node: cst.CSTNode) -> CodeRange:
-        stmt = self._model.top_level_statement(node)
-        ranges = self._by_statement.get(stmt) if stmt is not None else None
-        where = ranges.get(node) if ranges is not None else None
-        if where is None:
+        path = self._model.statement_path(node)
+        found = self._resolve(path) if path is not None else None
+        where = found[1].get(node) if found is not None else None
+        if found is None or where is None:
             if self._whole is None:
                 self._whole = _positions(self._module)
             return self._whole[node]
-        shift = self._before(self._index[stmt])
+        shift = found[0]
         return CodeRange(
             CodePosition(where.start.line + shift, where.start.column),
             CodePosition(where.end.line + shift, where.end.column),
         )
 
-    def _before(self, index: int) -> int:
-        """Lines of the module's code before the statement at `index` of its body."""
-        while len(self._lines_before) <= index:
-            done = len(self._lines_before) - 1
-            count = self._line_counts.get(done)
-            if count is None:
-                count = self._line_count(self._module.body[done])
-            self._lines_before.append(self._lines_before[-1] + count)
-        return self._lines_before[index]
+    def _resolve(
+        self, path: list[cst.CSTNode]
+    ) -> tuple[int, Mapping[cst.CSTNode, CodeRange]] | None:
+        found = self._pruned.get(path[-1])
+        if found is not None:
+            return found
+        top_index = _index_in(self._module.body, path[0])
+        if top_index is None:
+            return None
+        pruned, removed = path[-1], 0
+        for owner, child in zip(reversed(path[:-1]), reversed(path[1:]), strict=True):
+            block = getattr(owner, "body", None)
+            index = _index_in(block.body, child) if isinstance(block, cst.IndentedBlock) else None
+            if index is None:  # another block (`else:`, `except:`): keep the owner whole
+                pruned, removed = owner, 0
+                continue
+            removed += self._before(block, block.body, index, 0)
+            pruned = owner.with_changes(body=block.with_changes(body=[pruned]))
+        header = sum(self._line_count(line) for line in self._module.header)
+        removed += self._before(self._module, self._module.body, top_index, header)
+        alone = self._module.with_changes(
+            body=[pruned], header=[], footer=[], has_trailing_newline=True
+        )
+        found = (removed, _positions(alone))
+        self._pruned[path[-1]] = found
+        return found
+
+    def _before(self, key: cst.CSTNode, body: Sequence[cst.CSTNode], index: int, start: int) -> int:
+        """Lines of the statements of `body` before `index`, plus `start`."""
+        counts = self._lines_before.setdefault(key, [start])
+        while len(counts) <= index:
+            counts.append(counts[-1] + self._line_count(body[len(counts) - 1]))
+        return counts[index]
 
     def _line_count(self, node: cst.CSTNode) -> int:
         """Line ends in the code generated for `node`, counted as PositionProvider does."""
@@ -222,6 +232,13 @@ class _Locator:
 
 
 _NEWLINE = re.compile(r"\r\n?|\n")
+
+
+def _index_in(body: Sequence[cst.CSTNode], stmt: cst.CSTNode) -> int | None:
+    for index, candidate in enumerate(body):
+        if candidate is stmt:
+            return index
+    return None
 
 
 def _positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:

@@ -260,18 +260,21 @@ class FileModel:
     def none_checks_in(self, scope: Scope) -> list[NoneCheck]:
         return self._none_checks_by_scope.get(scope, [])
 
-    def top_level_statement(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        """The statement of the module's body that holds `node` (`node` itself if it is
-        one), or None for a node the walk never met."""
+    def statement_path(self, node: cst.CSTNode) -> list[cst.CSTNode] | None:
+        """The statements that hold `node`, from one of the module's body down to the
+        innermost (`node` itself if it is a statement), each in a block of the one before;
+        None for a node the walk never met."""
+        path: list[cst.CSTNode] = []
         current: cst.CSTNode | None = node
         while current is not None:
             parent = self.stmt_parent.get(current)
             if parent is None:
                 current = self.stmt_of.get(current)
-            elif parent[0] is self.module:
-                return current
-            else:
-                current = parent[0]
+                continue
+            path.append(current)
+            if parent[0] is self.module:
+                return path[::-1]
+            current = parent[0]
         return None
 
 
