@@ -182,13 +182,15 @@ class _Locator:
         found = self._pruned.get(path[-1])
         if found is not None:
             return found
-        top_index = _index_in(self._module.body, path[0])
+        top_index = self._index_in(self._module.body, path[0])
         if top_index is None:
             return None
         pruned, removed = path[-1], 0
         for owner, child in zip(reversed(path[:-1]), reversed(path[1:]), strict=True):
             block = getattr(owner, "body", None)
-            index = _index_in(block.body, child) if isinstance(block, cst.IndentedBlock) else None
+            index = (
+                self._index_in(block.body, child) if isinstance(block, cst.IndentedBlock) else None
+            )
             if index is None:  # another block (`else:`, `except:`): keep the owner whole
                 pruned, removed = owner, 0
                 continue
@@ -202,6 +204,11 @@ class _Locator:
         found = (removed, _positions(alone))
         self._pruned[path[-1]] = found
         return found
+
+    def _index_in(self, body: Sequence[cst.CSTNode], stmt: cst.CSTNode) -> int | None:
+        """Where `stmt` sits in `body`, from the index the model recorded for it."""
+        index = self._model.stmt_parent[stmt][2]
+        return index if index < len(body) and body[index] is stmt else None
 
     def _before(self, key: cst.CSTNode, body: Sequence[cst.CSTNode], index: int, start: int) -> int:
         """Lines of the statements of `body` before `index`, plus `start`."""
@@ -232,13 +239,6 @@ class _Locator:
 
 
 _NEWLINE = re.compile(r"\r\n?|\n")
-
-
-def _index_in(body: Sequence[cst.CSTNode], stmt: cst.CSTNode) -> int | None:
-    for index, candidate in enumerate(body):
-        if candidate is stmt:
-            return index
-    return None
 
 
 def _positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
