@@ -1,8 +1,8 @@
 """Lint one file: decode, skip or slice, parse once, build the tape model, run the rules.
 
-Positions are computed only for what is reported (libcst's PositionProvider over the
-top-level statements that hold a finding, only when a rule found something), and mapped back
-through the slice's line map to the file's own lines.
+Positions are computed only for what is reported (libcst's PositionProvider over a copy of
+the module pruned to the path to each reported node, only when a rule found something), and
+mapped back through the slice's line map to the file's own lines.
 """
 
 from __future__ import annotations
@@ -157,6 +157,7 @@ class _Locator:
         # a block (or the module) -> lines before each of its statements, as far as needed
         self._lines_before: dict[cst.CSTNode, list[int]] = {}
         self._whole: Mapping[cst.CSTNode, CodeRange] | None = None
+        self._header_lines = sum(self._line_count(line) for line in self._module.header)
 
     def span(self, node: cst.CSTNode) -> tuple[Position, Position]:
         where = self._range(node)
@@ -196,8 +197,7 @@ class _Locator:
                 continue
             removed += self._before(block, block.body, index, 0)
             pruned = owner.with_changes(body=block.with_changes(body=[pruned]))
-        header = sum(self._line_count(line) for line in self._module.header)
-        removed += self._before(self._module, self._module.body, top_index, header)
+        removed += self._before(self._module, self._module.body, top_index, self._header_lines)
         alone = self._module.with_changes(
             body=[pruned], header=[], footer=[], has_trailing_newline=True
         )
