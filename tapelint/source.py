@@ -127,8 +127,8 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     A file whose every mention of a trigger is inside a string or a comment has nothing to
     parse (and is not syntax-checked either: TAP001 is for files whose code could matter)."""
     literals = _Literals(text)
-    test = TriggerTest(triggers)
-    if all(literals.contains(position) for position in test.positions(text)):
+    positions = TriggerTest(triggers).positions(text)
+    if all(literals.contains(position) for position in positions):
         return SparseSource("", ((1, 1),))
     try:
         tree = ast.parse(text)
@@ -139,9 +139,8 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     if text.count("\r") != text.count("\r\n"):
         return SparseSource(text, ((1, 1),))  # lone CR line ends: keep the line map trivial
     aliases = _import_aliases(text, tree, triggers)
-    positions = (
-        test.positions(text) if not aliases else TriggerTest((*triggers, *aliases)).positions(text)
-    )
+    if aliases:
+        positions = sorted([*positions, *TriggerTest(aliases).positions(text)])
     trigger_lines = _lines_of(text, [p for p in positions if not literals.contains(p)])
     trigger_lines = _with_callers(text, tree, trigger_lines, literals)
     candidates: list[tuple[str, int, int]] = []
