@@ -13,22 +13,19 @@ outer layer reaches the layers it calls even when its `call` takes no `training`
 
 The answer is the name of one such part, or None when the callee is not certainly
 training-sensitive: its composition is unknown (a parameter, a loaded model, a layer taken
-out of a model) or known to be insensitive. Known compositions:
+out of a model) or known to be insensitive. The walk over a model's parts is
+`keras_composition`'s; what is particular to this question:
 
-- a built-in layer, from its class and constructor arguments; `Bidirectional` and
-  `TimeDistributed` from the layer they wrap;
-- a `keras.applications` model: all of them contain batch normalisation except `VGG16`,
-  `VGG19` and the `ConvNeXt` family (layer normalisation, no stochastic depth by default);
-- `keras.Sequential([...])` from its layers and the layers `.add()`ed to it;
-- a functional `keras.Model(inputs, outputs)` from the layers its outputs are computed with,
-  followed back through the names they are bound to; a sub-model called there with an
-  explicit `training=` keeps that mode and does not count;
-- an instance of a class of this file: training-sensitive when its `__init__` or `build`
-  (or an in-file base class's) creates a training-sensitive part, or when its `call` takes
-  `training` and decides something with it (`if training:`); forwarding it as
-  `layer(x, training=training)` counts only through what `layer` is. A class that
-  overrides `__call__` has its own protocol: Keras' training handling never runs, and it
-  is reported only when that `__call__` takes `training` and uses it.
+- `keras.applications` models all contain batch normalisation except `VGG16`, `VGG19` and
+  the `ConvNeXt` family (layer normalisation, no stochastic depth by default);
+- a sub-model called in a functional model's graph with an explicit `training=` keeps that
+  mode and does not count;
+- an instance of a class of this file is training-sensitive when its `__init__` or `build`
+  creates a training-sensitive part, or when its `call` takes `training` and decides
+  something with it (`if training:`); forwarding it as `layer(x, training=training)` counts
+  only through what `layer` is. A class that overrides `__call__` has its own protocol:
+  Keras' training handling never runs, and it is reported only when that `__call__` takes
+  `training` and uses it.
 """
 
 from __future__ import annotations
