@@ -43,8 +43,9 @@ Questions the rules ask:
   None handled on the way? (TAP401, TAP402)
 - `identity`: do two expressions certainly denote different variable lists? (TAP402)
 - `transforms`: which per-gradient transforms run unguarded over raw gradients? (TAP403)
-- `test_code`: is a file or a function part of a test suite? `disconnection`: does a
-  tape's block throw a model output away (the evidence TAP401 asks for in test code)?
+- `test_code`: is a file or a function part of a test suite? (TAP401)
+- `disconnection`: does a tape's block throw a model output away, the evidence TAP401 asks
+  for in test code?
 - `steps`: compiled functions, training steps and training loops. (TAP501, TAP502)
 - `retracing`: which `tf.function`s are created per step or called with a changing Python
   value? (TAP501)
