@@ -4,6 +4,7 @@ from tapelint.analysis import FileModel
 from tapelint.analysis.expressions import argument_value
 from tapelint.analysis.gradients import applied_pairing, gradients_of, swapped_pairing
 from tapelint.analysis.identity import variable_lists_differ
+from tapelint.analysis.optimizers import gradient_applies
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of, tape_label
 
@@ -47,7 +48,7 @@ class GradientVariableMismatch(Rule):
     severity = Severity.ERROR
 
     def check(self, model: FileModel) -> Iterator[Finding]:
-        for apply in model.apply_calls:
+        for apply in gradient_applies(model):
             pairing = applied_pairing(model, apply)
             if pairing is None:
                 continue

@@ -2,6 +2,7 @@ from collections.abc import Iterator
 
 from tapelint.analysis import FileModel
 from tapelint.analysis.keras_objects import KerasObjects, all_variables_in_sources
+from tapelint.analysis.keras_state import NonTrainableState
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of
 
@@ -13,7 +14,12 @@ class GradientWrtAllVariables(Rule):
     this file (directly or by a function of the file that returns it), an instance of a Keras
     subclass defined here, `self` inside such a class, or a parameter annotated as a Keras
     model or layer. So is `self.encoder` when every assignment to it in the class gives one
-    (`self.encoder = keras.Sequential(...)` in `__init__`).
+    (`self.encoder = keras.Sequential(...)` in `__init__`). Only when the model or layer is
+    known to hold non-trainable state: batch normalisation, `Normalization`, a layer built
+    with `trainable=False`, a part frozen with `.trainable = False`,
+    `add_weight(..., trainable=False)`, a `keras.applications` model with batch
+    normalisation, or (Keras 3) a dropout, noise or random-augmentation layer, whose seed
+    generator state is a non-trainable variable.
 
     ## Why is this bad?
     `variables` and `weights` include non-trainable state: BatchNormalization moving
@@ -24,7 +30,10 @@ class GradientWrtAllVariables(Rule):
 
     Not reported: `trainable_variables` / `trainable_weights`; `variables` of an object not
     known to be a Keras model or layer (`tf.Module.variables` and a hand-written
-    `self.weights = [w, b]` list are common and hold what their author put there).
+    `self.weights = [w, b]` list are common and hold what their author put there); a model
+    made only of layers without non-trainable state (`Dense`, `Reshape`,
+    `LayerNormalization`), or whose parts the file does not show, where `variables` equals
+    `trainable_variables` or may.
 
     ## Example
     ```python
@@ -50,12 +59,17 @@ class GradientWrtAllVariables(Rule):
 
     def check(self, model: FileModel) -> Iterator[Finding]:
         keras = KerasObjects(model)
+        state = NonTrainableState(keras)
         for call in model.gradient_calls:
             for node, attribute in all_variables_in_sources(model, keras, call):
+                part = state.of(attribute.value)
+                if part is None:
+                    continue
                 owner = source_of(model, attribute.value)
                 written = attribute.attr.value
                 yield Finding(
                     node,
-                    f"`{owner}.{written}` includes non-trainable variables, whose gradients "
-                    f"are None; differentiate with respect to `{owner}.trainable_{written}`",
+                    f"`{owner}.{written}` includes non-trainable variables ({part}), whose "
+                    f"gradients are None; differentiate with respect to "
+                    f"`{owner}.trainable_{written}`",
                 )

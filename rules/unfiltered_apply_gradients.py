@@ -3,9 +3,12 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tapelint.analysis import FileModel
+from tapelint.analysis.disconnection import discarded_output
 from tapelint.analysis.gradients import applied_gradients, handles_none
 from tapelint.analysis.model import ApplyCall
 from tapelint.analysis.names import dotted_name
+from tapelint.analysis.optimizers import gradient_applies
+from tapelint.analysis.test_code import is_test_code
 from tapelint.diagnostics import Applicability, Severity
 from tapelint.rule import Finding, FixIntent, NodeEdit, Rule, tape_label
 
@@ -19,6 +22,16 @@ class UnfilteredApplyGradients(Rule):
     Handling means any of: a filter or replacement with `is not None` / `is None` on the
     gradients (a comprehension or a loop), an explicit check that raises or logs, or
     `unconnected_gradients=tf.UnconnectedGradients.ZERO` on the gradient call.
+
+    `x.apply(grads, variables)` counts only when `x` is known to be a Keras optimizer (built
+    by a Keras constructor, annotated as one, or the `self.optimizer` that `compile()` gives
+    a Keras model): Sonnet's optimizers and other libraries' `apply` skip None updates
+    themselves. `apply_gradients` counts unless the optimizer is known to be another
+    library's.
+
+    In test code (a test module, or a method of a `TestCase` class), only when the tape's
+    block throws a model output away (`main, _ = model(x)`, `model(x)[0]`): a one-step test
+    of a fully connected model has nothing to filter, while a discarded head does get None.
 
     Gradients that go through a per-gradient comprehension or loop
     (`[tf.clip_by_norm(g, 1.0) for g in grads]`) are not followed: TAP403 reports such a
@@ -62,9 +75,13 @@ class UnfilteredApplyGradients(Rule):
     severity = Severity.WARNING
 
     def check(self, model: FileModel) -> Iterator[Finding]:
-        for apply in model.apply_calls:
+        for apply in gradient_applies(model):
             flow = applied_gradients(model, apply)
             if not flow.origins or flow.opaque or handles_none(model, flow):
+                continue
+            if is_test_code(model, apply.scope) and not any(
+                discarded_output(model, origin.tape) for origin in flow.origins
+            ):
                 continue
             func = apply.node.func
             owner = dotted_name(func.value) if isinstance(func, cst.Attribute) else None

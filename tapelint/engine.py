@@ -18,6 +18,7 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from tapelint.analysis import FileModel, build_model
+from tapelint.analysis.test_code import is_test_path
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position
 from tapelint.registry import rule_by_code_or_name
 from tapelint.rule import Finding, NodeEdit, Rule
@@ -73,7 +74,12 @@ class Linter:
                 problem = SyntaxProblem(line, error.raw_column + 1, error.message)
                 diagnostics = self._syntax_error(path, problem)
             else:
-                model = build_model(module, source_text=text, is_notebook=is_notebook)
+                model = build_model(
+                    module,
+                    source_text=text,
+                    is_notebook=is_notebook,
+                    is_test_file=is_test_path(path),
+                )
                 findings = [(type(rule), f) for rule in self.rules for f in rule.findings(model)]
                 if not findings:
                     return []

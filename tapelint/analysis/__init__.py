@@ -29,14 +29,23 @@ Questions the rules ask:
   watch? (TAP201, TAP202, TAP204)
 - `keras_objects`: is an expression certainly a Keras model or layer, how was it made,
   does it hold Keras variables? (TAP203, TAP204, TAP303)
+- `keras_composition`: the walk over what a Keras model or layer is made of, shared by
+  the two questions below.
+- `keras_state`: does such a model/layer certainly hold non-trainable variables (batch
+  normalisation, frozen parts)? (TAP203)
 - `keras_training`: does such a model/layer certainly compute something different in
   training (dropout, batch normalisation, a `call` that reads `training`)? (TAP303)
 - `keras_calls`: which calls of such models/layers, made while a trained tape records,
   behave differently in training and lack `training=`? (TAP303)
+- `optimizers`: is the receiver of `.apply(...)` / `.apply_gradients(...)` a Keras
+  optimizer, another library's, or unknown: which calls apply gradients? (TAP401, TAP402)
 - `gradients`: where a gradient call's results go, what `apply_gradients` pairs, and is
   None handled on the way? (TAP401, TAP402)
 - `identity`: do two expressions certainly denote different variable lists? (TAP402)
 - `transforms`: which per-gradient transforms run unguarded over raw gradients? (TAP403)
+- `test_code`: is a file or a function part of a test suite? (TAP401)
+- `disconnection`: does a tape's block throw a model output away, the evidence TAP401 asks
+  for in test code?
 - `steps`: compiled functions, training steps and training loops. (TAP501, TAP502)
 - `retracing`: which `tf.function`s are created per step or called with a changing Python
   value? (TAP501)

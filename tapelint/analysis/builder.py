@@ -62,10 +62,13 @@ def _literal_bool(expr: cst.BaseExpression) -> Tri:
 
 
 class ModelBuilder:
-    def __init__(self, module: cst.Module, *, source_text: str, is_notebook: bool) -> None:
+    def __init__(
+        self, module: cst.Module, *, source_text: str, is_notebook: bool, is_test_file: bool
+    ) -> None:
         self.module = module
         self.source_text = source_text
         self.is_notebook = is_notebook
+        self.is_test_file = is_test_file
         self.imports = ImportTable()
         self.scopes: list[Scope] = []
         self.tapes: list[TapeInstance] = []
@@ -124,6 +127,7 @@ class ModelBuilder:
             scope_defs=self._scope_defs,
             source_text=self.source_text,
             is_notebook=self.is_notebook,
+            is_test_file=self.is_test_file,
             calls=list(self.calls.values()),
         )
 
@@ -812,9 +816,16 @@ class _ClosureNames(Mapping[str, frozenset[Def]]):
 
 
 def build_model(
-    module: cst.Module, *, source_text: str | None = None, is_notebook: bool = False
+    module: cst.Module,
+    *,
+    source_text: str | None = None,
+    is_notebook: bool = False,
+    is_test_file: bool = False,
 ) -> FileModel:
     """The tape model of `module`; `source_text` is the whole file when `module` was parsed
-    from a slice of it (defaults to the module's own code)."""
+    from a slice of it (defaults to the module's own code); `is_test_file` when its path
+    says it is part of a test suite (see `test_code`)."""
     text = source_text if source_text is not None else module.code
-    return ModelBuilder(module, source_text=text, is_notebook=is_notebook).build()
+    return ModelBuilder(
+        module, source_text=text, is_notebook=is_notebook, is_test_file=is_test_file
+    ).build()

@@ -279,21 +279,14 @@ class KerasObjects:
 
     def _self_attribute_origins(self, expr: cst.Attribute) -> Origins:
         """`self.encoder`, from every assignment to it in the methods of `self`'s class."""
-        if not isinstance(expr.value, cst.Name) or expr.value.value != "self":
-            return None
-        owners = {_method_owner(d) for d in self.defs_of(expr.value)}
-        if len(owners) != 1:
-            return None
-        (owner,) = owners
+        owner = self.self_class(expr)
         if owner is None:
             return None
         key = (owner, expr.attr.value)
         if key in self._attributes:
             return self._attributes[key]
         self._attributes[key] = None  # `self.x = self.x` and the like
-        assigned = list(_attribute_assignments(owner, expr.attr.value))
-        if not assigned:
-            assigned = self._assignments_in_text(owner.name.value, expr.attr.value)
+        assigned = self.self_attribute_values(expr)
         answer = (
             _combined(self.origins(v) if v is not None else None for v in assigned)
             if assigned
@@ -301,6 +294,23 @@ class KerasObjects:
         )
         self._attributes[key] = answer
         return answer
+
+    def self_class(self, expr: cst.Attribute) -> cst.ClassDef | None:
+        """The class whose methods `self` is in, for `self.<attribute>`."""
+        if not isinstance(expr.value, cst.Name) or expr.value.value != "self":
+            return None
+        owners = {_method_owner(d) for d in self.defs_of(expr.value)}
+        return owners.pop() if len(owners) == 1 else None
+
+    def self_attribute_values(self, expr: cst.Attribute) -> list[cst.BaseExpression | None]:
+        """The values assigned to `self.<attribute>` in the methods of `self`'s class, from
+        the parsed methods or else from the file's text; None stands for a value that is not
+        a plain `=` (unknown). Empty when `expr` is not such an attribute."""
+        owner = self.self_class(expr)
+        if owner is None:
+            return []
+        assigned = list(_attribute_assignments(owner, expr.attr.value))
+        return assigned or self._assignments_in_text(owner.name.value, expr.attr.value)
 
     def _assignments_in_text(
         self, class_name: str, attribute: str

@@ -203,6 +203,7 @@ class FileModel:
     # and a few questions (is this attribute used anywhere else?) need all of it.
     source_text: str = ""
     is_notebook: bool = False
+    is_test_file: bool = False  # named like a test module, or in a test directory
     calls: list[CallSite] = field(default_factory=list)
 
     def __post_init__(self) -> None:

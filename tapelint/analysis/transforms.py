@@ -14,6 +14,13 @@ Guarded means: the gradients come from `unconnected_gradients=ZERO` (never None)
 on the gradients or on the loop variable exists (`if g is not None`, `None if g is None else
 ...`, `if g is None: continue`, a check that raises), or a test of the loop variable selects
 the branch the op runs in (`isinstance(g, tf.IndexedSlices)`).
+
+Decided: a transform that runs only for variables a test picks (`if "bias" in v.name:
+g = g * 2`, a comprehension filtered on the variable, `g * m if v.name in multipliers else
+g`) is not a transform of the raw list. The author singled out variables they know, which
+the loss reaches (layer-wise learning-rate multipliers, weight-decay exclusions); their
+None is a wiring change the author would see first. A transform of every gradient after a
+test that only skips some (`if v.name in frozen: continue`) is still one.
 """
 
 from __future__ import annotations
@@ -136,11 +143,29 @@ def _unguarded(model: FileModel, d: Def) -> Transform | None:
     tests = [*filters, *(test for part in body for test in _tests_in(part))]
     if any(d in model.defs_of(name) for test in tests for name in names_in(test)):
         return None
+    selectors = _paired_variables(model, d)
+    if any(_reads(model, test, selectors) for test in filters):
+        return None
     for part in body:
-        op = _first_op_on(model, part, d)
+        op = _first_op_on(model, part, d, selectors)
         if op is not None:
             return Transform(op, flow.origins[0], d.name)
     return None
+
+
+def _paired_variables(model: FileModel, d: Def) -> frozenset[Def]:
+    """The other names the loop binds along with the gradient: `v` in
+    `for g, v in zip(grads, variables)`, `i` in `enumerate(grads)`."""
+    return frozenset(
+        other
+        for others in model.scope_defs[d.scope].values()
+        for other in others
+        if other is not d and other.kind is d.kind and other.value is d.value
+    )
+
+
+def _reads(model: FileModel, test: cst.BaseExpression, defs: frozenset[Def]) -> bool:
+    return any(defs & set(model.defs_of(name)) for name in names_in(test))
 
 
 def _sources_are_a_list(model: FileModel, origin: TapeCall) -> bool:
@@ -241,10 +266,16 @@ def _tests_in(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
         yield from _tests_in(child)
 
 
-def _first_op_on(model: FileModel, node: cst.CSTNode, d: Def) -> cst.BaseExpression | None:
+def _first_op_on(
+    model: FileModel, node: cst.CSTNode, d: Def, selectors: frozenset[Def] = frozenset()
+) -> cst.BaseExpression | None:
     """The first (outermost, then leftmost) op in `node` that takes the loop variable itself
-    as an operand."""
+    as an operand, outside the branches of a test that reads one of `selectors` (the
+    variable paired with the gradient: `if "bias" in v.name: g = g * 2` transforms the
+    gradients of the variables it picks, not the raw list)."""
     if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return None
+    if isinstance(node, (cst.If, cst.IfExp)) and _reads(model, node.test, selectors):
         return None
     if isinstance(node, cst.BinaryOperation) and (
         _is_variable(model, node.left, d) or _is_variable(model, node.right, d)
@@ -263,7 +294,7 @@ def _first_op_on(model: FileModel, node: cst.CSTNode, d: Def) -> cst.BaseExpress
     ):
         return node
     for child in node.children:
-        found = _first_op_on(model, child, d)
+        found = _first_op_on(model, child, d, selectors)
         if found is not None:
             return found
     return None

@@ -1,0 +1,163 @@
+"""Which calls apply gradients: is the receiver of `.apply_gradients(...)` / `.apply(...)` a
+Keras optimizer, another library's, or unknown?
+
+`apply` is a common method name (Sonnet 2's optimizers, `DataFrame.apply`, transforms), and
+only a Keras optimizer's `apply(grads, variables)` is the Keras 3 update that drops None
+gradients with a warning. Sonnet's `snt.optimizers.Adam().apply(updates, parameters)` skips
+None updates by design, as do other libraries' optimizers. So:
+
+- `x.apply(...)` applies gradients only when `x` is certainly a Keras optimizer;
+- `x.apply_gradients(...)` does unless `x` is certainly another library's optimizer (the
+  name is Keras' and TensorFlow 1's, whose optimizers report missing gradients too).
+
+A Keras optimizer is made by a Keras constructor (`keras.optimizers.Adam(...)`,
+`tf.keras.optimizers.get(...)`, `tf.optimizers.SGD(...)`, TensorFlow Addons' optimizers,
+`LossScaleOptimizer`), is a parameter annotated with a Keras optimizer class, is
+`self.optimizer` inside a Keras model subclass that never assigns it (the optimizer
+`compile()` set), or `model.optimizer` of a known Keras model; names, `self.x` attributes
+and the results of functions of this file are followed to one of those. Another library's
+is made by, or annotated with, a class of an optimizer module outside TensorFlow and Keras
+(`snt.optimizers.Adam`, `snt.Optimizer`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from enum import Enum
+
+import libcst as cst
+
+from tapelint.analysis.keras_objects import KerasObjects, returns_of
+from tapelint.analysis.model import ApplyCall, Def, DefKind, FileModel
+
+_KERAS_NAMESPACES = ("keras.optimizers.", "tensorflow.optimizers.", "tensorflow_addons.optimizers.")
+_KERAS_FACTORIES = frozenset({"keras.optimizers.get", "keras.mixed_precision.LossScaleOptimizer"})
+_OWN_MODULES = ("tensorflow", "keras", "tensorflow_addons")
+
+
+class Library(Enum):
+    KERAS = "keras"
+    OTHER = "other"  # an optimizer of another library (Sonnet, ...)
+
+
+def library_of_class(qualified: str) -> Library | None:
+    """Whose optimizer a constructor or annotation with this qualified name makes."""
+    last = qualified.rsplit(".", 1)[-1]
+    if qualified in _KERAS_FACTORIES:
+        return Library.KERAS
+    if qualified.startswith(_KERAS_NAMESPACES):
+        is_class = last[:1].isupper() and ".schedules." not in qualified
+        return Library.KERAS if is_class else None
+    top = qualified.split(".", 1)[0]
+    if top in _OWN_MODULES or not last[:1].isupper():
+        return None
+    module = qualified.rpartition(".")[0]
+    if "optim" in module.lower() or last.endswith("Optimizer"):
+        return Library.OTHER
+    return None
+
+
+def gradient_applies(model: FileModel) -> Iterator[ApplyCall]:
+    """The `apply_gradients` / `apply` calls that apply gradients with an optimizer that
+    treats None gradients as Keras does (see the module docs)."""
+    if not model.apply_calls:
+        return
+    optimizers = Optimizers(model)
+    for apply in model.apply_calls:
+        func = apply.node.func
+        if not isinstance(func, cst.Attribute):
+            continue
+        library = optimizers.library(func.value)
+        if apply.method == "apply" and library is not Library.KERAS:
+            continue
+        if library is Library.OTHER:
+            continue
+        yield apply
+
+
+class Optimizers:
+    """Answers, with memory, for one file."""
+
+    def __init__(self, model: FileModel) -> None:
+        self.model = model
+        self.keras = KerasObjects(model)
+        self._defs: dict[Def, Library | None] = {}
+        self._functions: dict[cst.FunctionDef, Library | None] = {}
+
+    def library(self, expr: cst.BaseExpression) -> Library | None:
+        """Whose optimizer `expr` certainly is, on every path; None when unknown."""
+        if isinstance(expr, cst.Name):
+            defs = self.keras.defs_of(expr)
+            return _same([self._def_library(d) for d in defs])
+        if isinstance(expr, cst.Call):
+            return self._call_library(expr)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute_library(expr)
+        return None
+
+    def _def_library(self, d: Def) -> Library | None:
+        if d in self._defs:
+            return self._defs[d]
+        self._defs[d] = None  # cycles
+        answer: Library | None = None
+        if d.kind is DefKind.ASSIGN and d.value is not None:
+            answer = self.library(d.value)
+        elif d.kind is DefKind.PARAM:
+            answer = self._annotated(d)
+        self._defs[d] = answer
+        return answer
+
+    def _annotated(self, d: Def) -> Library | None:
+        function = d.stmt
+        if not isinstance(function, (cst.FunctionDef, cst.Lambda)):
+            return None
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name is d.target and param.annotation is not None:
+                qualified = self.model.imports.qualify(param.annotation.annotation)
+                return library_of_class(qualified) if qualified is not None else None
+        return None
+
+    def _call_library(self, call: cst.Call) -> Library | None:
+        qualified = self.model.imports.qualify(call.func)
+        if qualified is not None:
+            return library_of_class(qualified)
+        if not isinstance(call.func, cst.Name):
+            return None
+        made = [d.stmt for d in self.keras.defs_of(call.func) if d.kind is DefKind.DEFINITION]
+        if not made or not all(isinstance(f, cst.FunctionDef) for f in made):
+            return None
+        return _same([self._returned(f) for f in made if isinstance(f, cst.FunctionDef)])
+
+    def _returned(self, function: cst.FunctionDef) -> Library | None:
+        """A function of this file (`make_optimizer()`) whose every `return` gives one."""
+        if function not in self._functions:
+            self._functions[function] = None  # recursion
+            returned = [r.value for r in returns_of(function)]
+            answers = [self.library(v) if v is not None else None for v in returned]
+            self._functions[function] = _same(answers)
+        return self._functions[function]
+
+    def _attribute_library(self, expr: cst.Attribute) -> Library | None:
+        values = self.keras.self_attribute_values(expr)
+        if values:
+            return _same([self.library(v) if v is not None else None for v in values])
+        if expr.attr.value != "optimizer":
+            return None
+        owner = expr.value
+        is_self = isinstance(owner, cst.Name) and owner.value == "self"
+        if is_self and self.keras.self_class(expr) is None:
+            return None
+        # The optimizer `compile()` gives a Keras model: `self.optimizer` in its subclass,
+        # `model.optimizer` of a model this file knows.
+        origins = self.keras.origins(owner)
+        if origins and all(origin.is_model for origin in origins):
+            return Library.KERAS
+        return None
+
+
+def _same(answers: list[Library | None]) -> Library | None:
+    """The answer when every path gives the same one."""
+    if answers and all(a is answers[0] for a in answers):
+        return answers[0]
+    return None
