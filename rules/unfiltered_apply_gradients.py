@@ -129,6 +129,8 @@ def _origin(model: FileModel, flow: GradientFlow) -> str:
     or the helper's gradient call and its place."""
     if flow.origins:
         return f"`{tape_label(flow.origins[0].tape, 'tape')}.gradient`"
+    if flow.received:
+        return f"`{source_of(model, flow.received[0].func)}`"
     site = flow.external[0]
     return f"{site.label} ({site.where(model.path)})"
 

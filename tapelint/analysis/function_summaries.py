@@ -150,7 +150,10 @@ class _Summarizer:
     # ------------------------------------------------------------------ conversion
     def _flow(self, flow: GradientFlow, function: cst.FunctionDef) -> Flow:
         return Flow(
-            raw=tuple(self._raw_site(origin) for origin in flow.origins),
+            raw=tuple(
+                [self._raw_site(origin) for origin in flow.origins]
+                + [self._received_site(call, function) for call in flow.received]
+            ),
             params=tuple(sorted(flow.params)),
             calls=tuple(self._call(call, function) for call in flow.calls),
             opaque=flow.opaque,
@@ -168,6 +171,9 @@ class _Summarizer:
         owner = _owner_name(origin.scope)
         where = f" in `{owner}`" if owner else ""
         return self._site(origin.node, f"`{tape}.{origin.method}`{where}", None)
+
+    def _received_site(self, call: cst.Call, function: cst.FunctionDef) -> Site:
+        return self._site(call, f"`{_spelled(self.model, call)}`", function)
 
     def _site(self, node: cst.CSTNode, label: str, function: cst.FunctionDef | None) -> Site:
         line, column, cell = self.locate(node)

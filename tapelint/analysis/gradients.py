@@ -29,6 +29,7 @@ import libcst as cst
 from tapelint.analysis.callees import Callee, callee_of
 from tapelint.analysis.expressions import argument_value, elements, names_in
 from tapelint.analysis.model import ApplyCall, Def, DefKind, FileModel, Scope, TapeCall
+from tapelint.analysis.names import is_gradient_tape
 from tapelint.analysis.summaries import WHOLE, ProjectIndex, Site
 
 _PASS_THROUGH_BUILTINS = frozenset({"list", "tuple"})
@@ -50,6 +51,9 @@ class GradientFlow:
     """Where an expression's gradients come from, through repackaging only."""
 
     origins: list[TapeCall] = field(default_factory=list)  # gradient calls of this file
+    # `tape.gradient(...)` on a tape the function receives as a parameter (`tape` in its
+    # name, or annotated `tf.GradientTape`): raw gradients of the caller's tape.
+    received: list[cst.Call] = field(default_factory=list)
     external: list[Site] = field(default_factory=list)  # raw gradients a callee returns
     params: set[int] = field(default_factory=set)  # summary: parameters passed through
     calls: list[PendingCall] = field(default_factory=list)  # summary: callees passed through
@@ -59,10 +63,11 @@ class GradientFlow:
     @property
     def is_raw(self) -> bool:
         """Gradients of a gradient call certainly reach here, and every path is followed."""
-        return bool(self.origins or self.external) and not self.opaque
+        return bool(self.origins or self.received or self.external) and not self.opaque
 
     def add(self, other: GradientFlow) -> None:
         self.origins += [o for o in other.origins if o not in self.origins]
+        self.received += [c for c in other.received if c not in self.received]
         self.external += [s for s in other.external if s not in self.external]
         self.params |= other.params
         self.calls += other.calls
@@ -145,14 +150,16 @@ def _follow(model: FileModel, expr: cst.BaseExpression, flow: GradientFlow, walk
 def _follow_call(
     model: FileModel, call: cst.Call, part: str, flow: GradientFlow, walk: _Walk
 ) -> None:
+    # A part of a gradient call's result (`dw, db = tape.gradient(loss, [w, b])`) is one of
+    # its gradients, raw as the list is.
     gradient = _gradient_call(model, call)
     if gradient is not None:
-        if part == WHOLE:
-            flow.origins.append(gradient)
-        else:
-            flow.opaque = True  # one gradient of a gradient call: followed as the list
+        flow.origins.append(gradient)
         return
     func = call.func
+    if _on_received_tape(model, call):
+        flow.received.append(call)
+        return
     if isinstance(func, cst.Name) and not model.defs_of(func):
         if func.value == "zip" and part == WHOLE:
             first = argument_value(call, 0, None)
@@ -252,20 +259,66 @@ def _follow_comprehension(
     flow: GradientFlow,
     walk: _Walk,
 ) -> None:
-    """Pairs kept together (`[(g, v) for g, v in zip(grads, variables)]`) pass the
-    gradients through; with `elementwise`, so does a transform of each. A filter ends the
-    path: its None handling is `handles_none`'s to judge, not a raw list."""
+    """A comprehension over a gradient list. Pairs kept together (`[(g, v) for g, v in
+    zip(grads, variables)]`, also when a test on the variable leaves some out) pass the
+    gradients through, and with `elementwise` so does a transform of each gradient. A
+    filter of None (`if g is not None`) or a transform ends the path with nothing raw on it:
+    the filter is None handling, and TAP403 judges the transform. Anything else is opaque."""
     clause = comprehension.for_in
-    if clause.ifs or clause.inner_for_in is not None:
+    if clause.inner_for_in is not None:
         flow.opaque = True
         return
-    if walk.pairs and _keeps_pairs(comprehension):
+    gradient = _gradient_variable(comprehension)
+    tests = [condition.test for condition in clause.ifs]
+    tested = gradient is not None and any(
+        gradient in {n.value for n in names_in(test)} for test in tests
+    )
+    if tested:
+        if not all(_is_none_test(test, gradient) for test in tests if gradient in _names(test)):
+            flow.opaque = True
+        return  # a filter of None: nothing raw passes
+    element = comprehension.elt
+    if isinstance(element, cst.Name) and element.value == gradient and not tests:
+        _follow(model, clause.iter, flow, walk.plain())  # `[g for g in grads]`
+    elif walk.pairs and _keeps_pairs(comprehension):
         _follow(model, clause.iter, flow, walk.plain())
-        return
-    if walk.elementwise and isinstance(clause.target, cst.Name):
+    elif walk.elementwise and isinstance(clause.target, cst.Name) and not tests:
         _follow(model, clause.iter, flow, walk)
-        return
-    flow.opaque = True
+    elif gradient is None:
+        flow.opaque = True
+    # else: a transform of each gradient; TAP403 judges it, and nothing raw passes
+
+
+def _gradient_variable(comprehension: cst.ListComp | cst.GeneratorExp) -> str | None:
+    """The loop variable that holds one gradient: `g` in `for g in grads` and in
+    `for g, v in zip(grads, variables)`."""
+    target = comprehension.for_in.target
+    if isinstance(target, cst.Name):
+        return target.value
+    if isinstance(target, cst.Tuple) and target.elements:
+        first = target.elements[0].value
+        if isinstance(first, cst.Name):
+            return first.value
+    return None
+
+
+def _names(expr: cst.BaseExpression) -> set[str]:
+    return {n.value for n in names_in(expr)}
+
+
+def _is_none_test(test: cst.BaseExpression, variable: str) -> bool:
+    """`g is not None` / `g != None` (also with `and` around it)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _is_none_test(test.left, variable) or _is_none_test(test.right, variable)
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    (target,) = test.comparisons
+    sides = (test.left, target.comparator)
+    return (
+        isinstance(target.operator, (cst.IsNot, cst.NotEqual))
+        and any(isinstance(s, cst.Name) and s.value == variable for s in sides)
+        and any(isinstance(s, cst.Name) and s.value == "None" for s in sides)
+    )
 
 
 def _keeps_pairs(comprehension: cst.ListComp | cst.GeneratorExp) -> bool:
@@ -317,6 +370,34 @@ def _param_index(d: Def) -> int | None:
         if param.name is d.target:
             return index
     return None
+
+
+def _on_received_tape(model: FileModel, call: cst.Call) -> bool:
+    """`tape.gradient(target, sources)` where `tape` is a parameter of the function that
+    is named as a tape (`tape`, `outer_tape`) or annotated `tf.GradientTape`."""
+    func = call.func
+    if not (
+        isinstance(func, cst.Attribute)
+        and func.attr.value == "gradient"
+        and isinstance(func.value, cst.Name)
+        and len(call.args) >= 2
+    ):
+        return False
+    defs = model.defs_of(func.value)
+    return bool(defs) and all(d.kind is DefKind.PARAM and _names_a_tape(model, d) for d in defs)
+
+
+def _names_a_tape(model: FileModel, d: Def) -> bool:
+    if "tape" in d.name.lower():
+        return True
+    function = d.stmt
+    if not isinstance(function, cst.FunctionDef):
+        return False
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        if param.name is d.target and param.annotation is not None:
+            return is_gradient_tape(model.imports.qualify(param.annotation.annotation))
+    return False
 
 
 def _gradient_call(model: FileModel, node: cst.Call) -> TapeCall | None:
