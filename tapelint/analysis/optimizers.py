@@ -17,7 +17,9 @@ A Keras optimizer is made by a Keras constructor (`keras.optimizers.Adam(...)`,
 `compile()` set), or `model.optimizer` of a known Keras model; names, `self.x` attributes
 and the results of functions of this file are followed to one of those. Another library's
 is made by, or annotated with, a class of an optimizer module outside TensorFlow and Keras
-(`snt.optimizers.Adam`, `snt.Optimizer`).
+(`snt.optimizers.Adam`, `snt.Optimizer`); an instance of a class of this file that does not
+derive from a Keras optimizer is the file's own update rule, and counts as another
+library's (a guide's hand-written `Adam` with its own `apply_gradients`).
 """
 
 from __future__ import annotations
@@ -125,9 +127,30 @@ class Optimizers:
         if not isinstance(call.func, cst.Name):
             return None
         made = [d.stmt for d in self.keras.defs_of(call.func) if d.kind is DefKind.DEFINITION]
+        if made and all(isinstance(c, cst.ClassDef) for c in made):
+            return _same([self._class_library(c, set()) for c in made])
         if not made or not all(isinstance(f, cst.FunctionDef) for f in made):
             return None
         return _same([self._returned(f) for f in made if isinstance(f, cst.FunctionDef)])
+
+    def _class_library(self, node: cst.CSTNode, seen: set[cst.CSTNode]) -> Library | None:
+        """A class of this file: a Keras optimizer when it derives from one, else the file's
+        own update rule (its `apply_gradients` is its author's, not Keras')."""
+        if not isinstance(node, cst.ClassDef) or node in seen:
+            return None
+        seen.add(node)
+        for base in node.bases:
+            qualified = self.model.imports.qualify(base.value)
+            if qualified is not None:
+                found = library_of_class(qualified)
+                if found is not None:
+                    return found
+            elif isinstance(base.value, cst.Name):
+                for d in self.keras.defs_of(base.value):
+                    inherited = self._class_library(d.stmt, seen)
+                    if d.kind is DefKind.DEFINITION and inherited is Library.KERAS:
+                        return inherited
+        return Library.OTHER
 
     def _returned(self, function: cst.FunctionDef) -> Library | None:
         """A function of this file (`make_optimizer()`) whose every `return` gives one."""
