@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tapelint_eval.labels import Finding, Label, LabelError, load_labels, stub_for
+from tapelint_eval.labels import Finding, Label, LabelError, key_fields, load_labels, stub_for
 from tapelint_eval.lint import LintError, run_tapelint
 from tapelint_eval.manifest import ManifestError, Repo, load_manifest
 from tapelint_eval.materialise import MaterialiseError, Tree, materialise
@@ -156,22 +156,10 @@ def _as_json(
     def finding_json(finding: Finding) -> dict[str, Any]:
         lines = source_lines(trees[finding.repo].root, finding.path, finding.cell)
         text = lines[finding.line - 1] if 0 < finding.line <= len(lines) else None
-        return {**stub_for(finding), "label": None, "reason": None} | {
-            "message": finding.message,
-            "source": text,
-        }
+        return key_fields(finding) | {"message": finding.message, "source": text}
 
     def label_json(label: Label) -> dict[str, Any]:
-        return {
-            "repo": label.repo,
-            "path": label.path,
-            "cell": label.cell,
-            "line": label.line,
-            "column": label.column,
-            "code": label.code,
-            "label": label.label,
-            "reason": label.reason,
-        }
+        return key_fields(label) | {"label": label.label, "reason": label.reason}
 
     return {
         "threshold": report.threshold,

@@ -159,15 +159,21 @@ def match(findings: list[Finding], labels: list[Label]) -> Matching:
     return Matching(labelled, unlabelled, unmatched)
 
 
+def key_fields(located: Finding | Label) -> dict[str, Any]:
+    """The fields that key a finding or a label, as the labels file spells them."""
+    return {
+        "repo": located.repo,
+        "path": located.path,
+        "cell": located.cell,
+        "line": located.line,
+        "column": located.column,
+        "code": located.code,
+    }
+
+
 def stub_for(finding: Finding) -> dict[str, Any]:
     """A labels-file record for a new finding, to be completed by hand (`label`, `reason`)."""
-    return {
-        "repo": finding.repo,
-        "path": finding.path,
-        "cell": finding.cell,
-        "line": finding.line,
-        "column": finding.column,
-        "code": finding.code,
+    return key_fields(finding) | {
         "label": "TODO: right | wrong | low-value",
         "reason": "TODO: why, in terms of the code",
     }
