@@ -45,6 +45,7 @@ import dataclasses
 import difflib
 import functools
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -120,7 +121,8 @@ class FixedNotebook:
     fixed: int  # diagnostics whose fix was applied
     remaining: list[Diagnostic]  # diagnostics of the fixed notebook
     changes: list[tuple[int, str, str]]  # (cell, source before, source after)
-    fixed_codes: dict[tuple[str, str], int] = dataclasses.field(default_factory=dict)
+    # How many of `fixed` had each (code, name).
+    fixed_codes: Counter[tuple[str, str]] = dataclasses.field(default_factory=Counter)
 
 
 def read_notebook(data: bytes) -> NotebookProgram | None:
@@ -203,7 +205,7 @@ def fix_notebook(linter: Linter, data: bytes, path: str, *, unsafe: bool) -> Fix
     remaining = check_notebook(linter, fixed_data, path)
     if not changes:
         return FixedNotebook(fixed_data, 0, remaining, changes)
-    return FixedNotebook(fixed_data, result.fixed, remaining, changes, dict(result.fixed_codes))
+    return FixedNotebook(fixed_data, result.fixed, remaining, changes, result.fixed_codes)
 
 
 def with_cell_sources(data: bytes, sources: dict[int, str]) -> bytes:
