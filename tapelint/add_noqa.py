@@ -44,7 +44,9 @@ from tapelint.suppression import LINE_NOQA, CommentSites, comment_sites, silence
 
 # Findings about the file itself, which a noqa comment is not for.
 UNSILENCEABLE = frozenset({"TAP001", "TAP002"})
+_FILE_PROBLEM = "fix the file, or exclude it"
 _BLANKS = " \t"
+Skipped = list[tuple[Diagnostic, str]]  # findings left without a comment, and why
 _FLAKE8_CODES = re.compile(r"[A-Za-z]+[0-9]+(?:[,\s]+[A-Za-z]+[0-9]+)*")
 
 
@@ -67,38 +69,29 @@ def annotate(
 ) -> Annotated:
     """The file `data` with a noqa for each of `diagnostics`, checked by `lint`ing it again."""
     result = Annotated()
-    wanted: list[Diagnostic] = []
-    for diagnostic in diagnostics:
-        if diagnostic.code in UNSILENCEABLE:
-            result.remaining.append(diagnostic)
-            result.warnings.append(
-                f"{location(diagnostic)}: {diagnostic.code} gets no noqa comment: "
-                "fix the file, or exclude it"
-            )
-        else:
-            wanted.append(diagnostic)
-    if not wanted:
-        return result
+    wanted = [d for d in diagnostics if d.code not in UNSILENCEABLE]
+    skipped: Skipped = [(d, _FILE_PROBLEM) for d in diagnostics if d.code in UNSILENCEABLE]
+    new_data, added = data, 0
     try:
-        new_data, added, skipped = (_notebook if notebook else _python)(data, wanted)
-        if added:
-            _verify(new_data, wanted, skipped, lint)
+        if wanted:
+            new_data, added, not_added = (_notebook if notebook else _python)(data, wanted)
+            if added:
+                _verify(new_data, wanted, not_added, lint)
+            skipped.extend(not_added)
     except (FixError, NotebookError) as error:
         display = wanted[0].path
         result.warnings.append(f"{display}: no noqa comments added: {error}; file left unchanged")
-        result.remaining.extend(wanted)
-        return result
+        added = 0
+        skipped.extend((d, "") for d in wanted)
     for diagnostic, reason in skipped:
-        result.warnings.append(f"{location(diagnostic)}: {diagnostic.code} gets no noqa: {reason}")
         result.remaining.append(diagnostic)
+        if reason:
+            result.warnings.append(
+                f"{location(diagnostic)}: {diagnostic.code} gets no noqa comment: {reason}"
+            )
     if added:
         result.data, result.added = new_data, added
-    else:
-        result.remaining.extend(d for d in wanted if all(d is not s for s, _ in skipped))
     return result
-
-
-Skipped = list[tuple[Diagnostic, str]]
 
 
 def _verify(

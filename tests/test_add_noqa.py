@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tapelint.add_noqa import annotate
 from tapelint.cli import cli
+from tapelint.engine import Linter
+from tapelint.registry import all_rules
 from tests.cli_helpers import LOSS_OUTSIDE, NOT_RELEASED, UNFILTERED, run_cli, write
 from tests.fixture_markers import FIXTURES
 
@@ -161,7 +164,10 @@ def test_a_noqa_inside_a_string_on_the_line_is_not_merged_into(project: Path) ->
     write(project, "train.py", source)
     result = run_cli("check", "--add-noqa")
     assert result.exit_code == 0
-    assert "train.py:8:28: TAP401 gets no noqa: a `# noqa` earlier on its line" in result.stderr
+    assert (
+        "train.py:8:28: TAP401 gets no noqa comment: a `# noqa` earlier on its line"
+        in result.stderr
+    )
     assert "Added" not in result.stderr
     assert (project / "train.py").read_text() == source
 
@@ -195,3 +201,24 @@ def test_add_noqa_on_standard_input_is_a_usage_error(project: Path) -> None:
     result = CliRunner().invoke(cli, ["check", "--add-noqa", "-"], input=LOSS_OUTSIDE)
     assert result.exit_code == 2
     assert result.stderr == "error: --add-noqa cannot be combined with standard input\n"
+
+
+def test_a_notebook_whose_layout_cannot_be_kept_is_left_alone(project: Path) -> None:
+    document = json.loads((FIXTURES / "notebooks" / "flag_loss_in_next_cell.ipynb").read_text())
+    compact = json.dumps(document, separators=(",", ":")).encode()
+    (project / "nb.ipynb").write_bytes(compact)
+    result = run_cli("check", "--add-noqa")
+    assert result.exit_code == 0
+    assert "nb.ipynb: no noqa comments added: the notebook's JSON layout" in result.stderr
+    assert (project / "nb.ipynb").read_bytes() == compact
+
+
+def test_nothing_is_written_when_linting_again_still_finds_a_silenced_finding() -> None:
+    data = LOSS_OUTSIDE.encode()
+    [diagnostic] = Linter(all_rules()).check_bytes(data, "train.py")
+    result = annotate(data, [diagnostic], lambda new: [diagnostic], notebook=False)
+    assert (result.data, result.added, result.remaining) == (None, 0, [diagnostic])
+    assert result.warnings == [
+        "train.py: no noqa comments added: the comment would not silence "
+        "train.py:8:12: TAP101; file left unchanged"
+    ]
