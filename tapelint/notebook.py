@@ -241,7 +241,7 @@ def _located(diagnostics: list[Diagnostic], program: NotebookProgram) -> list[Di
             edits = []
             for edit in fix.edits:
                 edit_cell, edit_start, edit_end = _span(program, edit.start, edit.end)
-                content = _content_in_cell(program, edit_cell, edit.content)
+                content = _content_in_cell(program, edit_cell, edit_start, edit.content)
                 edits.append(Edit(edit_start, edit_end, content, cell=edit_cell))
             fix = Fix(fix.title, fix.applicability, tuple(edits))
         located.append(dataclasses.replace(diagnostic, start=start, end=end, cell=cell, fix=fix))
@@ -258,13 +258,18 @@ def _span(
     return cell, start_in_cell, end_in_cell
 
 
-def _content_in_cell(program: NotebookProgram, number: int, content: str) -> str:
+def _content_in_cell(program: NotebookProgram, number: int, start: Position, content: str) -> str:
     """An edit's text as the cell needs it: each line it starts carries the indentation
-    IPython removes from the cell."""
+    IPython removes from the cell. Inside the cell, the edit starts after a line's removed
+    indentation, so that goes after each line end; appended after the cell's last line, in
+    front of each line."""
     cell = program.cell(number)
     if cell is None or not cell.code.indent:
         return content
-    return content.replace("\n", f"\n{cell.code.indent}")
+    indent = cell.code.indent
+    if start.line > len(cell.originals):
+        return "\n".join(f"{indent}{line}" if line else line for line in content.split("\n"))
+    return content.replace("\n", f"\n{indent}")
 
 
 # ------------------------------------------------------------------ fixing

@@ -13,8 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from tapelint.cli import cli
-from tapelint.diagnostics import Position
+from tapelint.diagnostics import Applicability, Edit, Fix, Position
 from tapelint.engine import Linter
+from tapelint.fixer import apply_fixes
 from tapelint.ipython_input import NEUTRAL
 from tapelint.notebook import NotebookError, check_notebook, read_notebook
 from tapelint.registry import all_rules
@@ -368,3 +369,32 @@ def test_fix_writes_an_indented_cell_back_with_its_indentation(project: Path) ->
     program = read_notebook(target.read_bytes())
     assert program is not None and [n for n, _ in program.problems] == [5]
     assert target.read_bytes() == nbformat_layout(json.loads(target.read_text()))
+
+
+def test_reported_edits_in_an_indented_cell_are_what_fix_writes(project: Path) -> None:
+    cells = (
+        "  import tensorflow as tf\n  x = tf.Variable(1.0)\n"
+        "  with tf.GradientTape(persistent=True) as tape:\n      y = x * x\n      z = y * y\n",
+        "  dy = tape.gradient(y, x)\n  dz = tape.gradient(z, x)",
+    )
+    data = notebook(*(("code", cell) for cell in cells))
+    (project / "nb.ipynb").write_bytes(nbformat_layout(json.loads(data)))
+    [diagnostic] = json.loads(run_cli("check", "--output-format", "json").stdout)
+    assert (diagnostic["code"], diagnostic["cell"], diagnostic["line"]) == ("TAP103", 1, 3)
+    [edit] = diagnostic["fix"]["edits"]
+    assert (edit["cell"], edit["line"], edit["column"], edit["content"]) == (
+        2,
+        3,
+        1,
+        "  del tape\n",
+    )
+    start, end = (
+        Position(edit["line"], edit["column"]),
+        Position(edit["end_line"], edit["end_column"]),
+    )
+    reported = Fix("", Applicability.SAFE, (Edit(start, end, edit["content"]),))
+    applied, _ = apply_fixes(cells[1], [reported])
+    assert run_cli("check", "--fix", "nb.ipynb").exit_code == 0
+    written = "".join(json.loads((project / "nb.ipynb").read_text())["cells"][1]["source"])
+    assert written == f"{cells[1]}\n  del tape"
+    assert applied == f"{written}\n"  # --fix keeps the cell without a final line end
