@@ -222,3 +222,12 @@ def test_nothing_is_written_when_linting_again_still_finds_a_silenced_finding() 
         "train.py: no noqa comments added: the comment would not silence "
         "train.py:8:12: TAP101; file left unchanged"
     ]
+
+
+def test_a_noqa_that_flake8_reads_as_bare_is_left_as_it_is(project: Path) -> None:
+    # Two spaces after `noqa:`: flake8 (and tapelint) read no codes, so it silences everything.
+    source = UNFILTERED.replace(APPLY, APPLY + "  # noqa:  E501")
+    write(project, "train.py", source)
+    result = run_cli("check", "--add-noqa")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    assert (project / "train.py").read_text() == source
