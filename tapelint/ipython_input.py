@@ -28,7 +28,11 @@ indentation removed from its start, so a position maps back with a per-line colu
      `tf.GradientTape??`, `%timeit?`), the whole logical line. Help after anything else
      (`f(x)?`, a space after the `?`) fails in IPython too, and is left to fail;
    - an assignment from a magic or the shell (`x = %time f()`, `files = !ls`), from the
-     start of its logical line to the end of the magic's backslash continuation.
+     start of its logical line to the end of the magic's backslash continuation;
+   - a cell of one line that is not Python and starts with the name of a magic
+     (`pip install x`, `ls data/`): IPython's automagic runs it as that magic. (It does so
+     only for one-line cells, and only when no variable of that name exists, which only the
+     running kernel knows; tapelint assumes none does.)
 """
 
 from __future__ import annotations
@@ -42,12 +46,34 @@ from tapelint.source import SyntaxProblem
 
 # Cell magics whose body IPython runs as Python in the kernel's namespace.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
+# The magics IPython 8 and 9 and ipykernel define (line or cell magics, and the default shell
+# aliases on POSIX): without its `%`, a one-line cell starting with one of them is run as
+# that magic.
+# fmt: off
+AUTOMAGIC_NAMES = frozenset({
+    "HTML", "SVG", "alias", "alias_magic", "autoawait", "autocall", "automagic", "autosave",
+    "bash", "bookmark", "capture", "cat", "cd", "clear", "code_wrap", "colors", "conda",
+    "config", "connect_info", "cp", "debug", "dhist", "dirs", "doctest_mode", "ed", "edit",
+    "env", "file", "gui", "hist", "history", "html", "javascript", "js", "killbgscripts",
+    "latex", "ldir", "less", "lf", "lk", "ll", "load", "load_ext", "loadpy", "logoff", "logon",
+    "logstart", "logstate", "logstop", "ls", "lsmagic", "lx", "macro", "magic", "mamba", "man",
+    "markdown", "matplotlib", "micromamba", "mkdir", "more", "mv", "notebook", "page",
+    "pastebin", "pdb", "pdef", "pdoc", "perl", "pfile", "pinfo", "pinfo2", "pip", "popd",
+    "pprint", "precision", "prun", "psearch", "psource", "pushd", "pwd", "pycat", "pylab",
+    "pypy", "python", "python2", "python3", "qtconsole", "quickref", "recall", "rehashx",
+    "reload_ext", "rep", "rerun", "reset", "reset_selective", "rm", "rmdir", "ruby", "run",
+    "save", "sc", "script", "set_env", "sh", "svg", "sx", "system", "tb", "time", "timeit",
+    "unalias", "unload_ext", "uv", "who", "who_ls", "whos", "writefile", "xdel", "xmode",
+})
+# fmt: on
 # What an IPython line reads as (after its indentation).
 NEUTRAL = "pass  # tapelint: IPython syntax"
 
 _ESCAPES = frozenset("!?%,;/")
 # The target of help at the end: a dotted name (wildcards allowed), right before `?` or `??`.
 _HELP_END = re.compile(r"%{0,2}[A-Za-z_*][\w*]*(?:\.[A-Za-z_*][\w*]*)*\?\??$")
+# How IPython splits a line into its first word and the rest, to look for a magic.
+_FIRST_WORD = re.compile(r"\s*(%{0,2}[\w.*]*)(.*)")
 # Prompts pasted with the code: (on the first line, on any line), Python's and IPython's.
 _PROMPTS = (
     (re.compile(r">>>( |$)"), re.compile(r"(>>>|\.\.\.)( |$)")),
@@ -142,6 +168,9 @@ def _transformed(lines: list[str], dedent: Callable[[list[str], int], str]) -> C
     if head.startswith("%%") and not re.match(r"%%\w+\?", head):
         return _cell_magic(body, removed, first, prefix, dedent)
     neutral, special = _neutralised(body)
+    if len(body) == first + 1 and first not in special and _is_automagic(body[first]):
+        neutral[first] = NEUTRAL
+        special.add(first)
     return CellCode(tuple(neutral), tuple(removed), frozenset(special), prefix)
 
 
@@ -279,6 +308,16 @@ class _LogicalLine:
             if magic or shell:
                 return (self.start, _continued_end(lines, line))
         return None
+
+
+def _is_automagic(line: str) -> bool:
+    """Whether IPython runs this line, alone in its cell, as a magic without its `%`
+    (automagic, on by default: `pip install x`, `ls data/`): its first word names a magic
+    and it is not Python."""
+    match = _FIRST_WORD.match(line)
+    assert match is not None  # every part of the pattern is optional
+    name, rest = match.groups()
+    return name in AUTOMAGIC_NAMES and rest[:1] not in ("=", ",") and not _parses(line)
 
 
 def _indentation(line: str) -> str:

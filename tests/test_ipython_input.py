@@ -1,48 +1,64 @@
 """Reading a notebook cell as IPython runs it: checked against IPython itself.
 
-IPython's own input transformer is the oracle: for every cell below, tapelint reports TAP001
-exactly when IPython cannot turn the cell into Python that parses. A handful of cells depend
-on the IPython version (its leading-indentation rule changed in 9.0.2); for those, the
-generation that runs them is named, and tapelint must accept them whichever is installed.
+A real IPython shell is the oracle (in a process of its own, as a kernel has one): for every
+cell below, tapelint reports TAP001 exactly when the shell cannot turn the cell into Python
+that parses (`InteractiveShell.transform_cell`: the input transformer, then automagic for a
+one-line cell). A handful of cells depend on the IPython version (its leading-indentation rule
+changed in 9.0.2); for those, the generation that runs them is named, and tapelint must
+accept them whichever is installed.
 """
 
 from __future__ import annotations
 
-import ast
+import json
+import os
+import subprocess
+import sys
 
 import IPython
 import pytest
-from IPython.core.inputtransformer2 import TransformerManager
 
-from tapelint.ipython_input import NEUTRAL, PYTHON_CELL_MAGICS, CellCode, cell_code
+from tapelint.ipython_input import (
+    AUTOMAGIC_NAMES,
+    NEUTRAL,
+    PYTHON_CELL_MAGICS,
+    CellCode,
+    cell_code,
+)
 from tapelint.source import SyntaxProblem
 
 # IPython 9.0.2 removes the indentation common to all lines; earlier versions remove the
 # first line's indentation from the lines that start with it.
 COMMON_INDENT = IPython.version_info >= (9, 0, 2)
 
+# Reads a JSON list of cells on stdin; prints, for each, whether IPython runs it (a Python
+# cell magic's body is judged as the cell the magic runs), and the magics the shell knows.
+ORACLE = """
+import ast, json, sys
+from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
 
-def ipython_runs(cell: str) -> bool:
-    """Whether IPython turns `cell` into Python that parses (a Python cell magic's body is
-    checked as the cell it is run as)."""
+config = Config()
+config.HistoryManager.enabled = False
+shell = InteractiveShell.instance(config=config)
+python_magics = set(json.loads(sys.argv[1]))
+
+def runs(cell):
     try:
-        code = TransformerManager().transform_cell(cell)
-        tree = ast.parse(code)
+        tree = ast.parse(shell.transform_cell(cell))
     except SyntaxError:
         return False
-    magic = _cell_magic(tree)
-    if magic is None:
-        return True
-    name, body = magic
-    return name not in PYTHON_CELL_MAGICS or ipython_runs(body)
-
-
-def _cell_magic(tree: ast.Module) -> tuple[str, str] | None:
     match tree.body:
         case [ast.Expr(ast.Call(ast.Attribute(attr="run_cell_magic"), [name, _, body]))]:
-            assert isinstance(name, ast.Constant) and isinstance(body, ast.Constant)
-            return name.value, body.value
-    return None
+            return name.value not in python_magics or runs(body.value)
+    return True
+
+magics = shell.magics_manager.lsmagic()
+print(json.dumps({
+    "runs": [runs(cell) for cell in json.load(sys.stdin)],
+    "magics": sorted(set(magics["line"]) | set(magics["cell"])),
+}))
+"""
 
 
 def read(cell: str) -> CellCode | SyntaxProblem:
@@ -93,6 +109,18 @@ SAME_IN_EVERY_VERSION = [
     "!echo it's done\nx = 1\n",
     "%timeit f(a,\n  b)\n",  # the magic ends at the line end; the rest is an error
     "%time x \\\n  y\nz = 1\n",
+    # automagic: a one-line cell naming a magic without its %
+    "pip install -e .\n",
+    "ls ./data/train/\n",
+    "   pip install tensorflow\n",
+    "\n\ncd ..\n",
+    "time model(x)\n",
+    "%%capture\npip install tensorflow\n",
+    "pip install tensorflow\nimport tensorflow\n",  # two lines: no automagic
+    "cat data.txt\n\n",  # a blank line after it is a second line
+    "pip.install x\n",
+    "ls = 3\n",
+    "ls, = x y\n",
     # Python that looks like IPython
     "%load_ext autoreload\nstep = (10\n        % 3)\n",
     '%load_ext autoreload\nTEXT = """\n%d steps\n!x\n"""\n',
@@ -121,18 +149,38 @@ VERSION_DEPENDENT = [
 ]
 
 
+@pytest.fixture(scope="module")
+def ipython(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """What a real IPython shell says about every cell of this module, and its magics."""
+    cells = SAME_IN_EVERY_VERSION + [cell for cell, _, _ in VERSION_DEPENDENT]
+    result = subprocess.run(
+        [sys.executable, "-c", ORACLE, json.dumps(sorted(PYTHON_CELL_MAGICS))],
+        input=json.dumps(cells),
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "IPYTHONDIR": str(tmp_path_factory.mktemp("ipython"))},
+    )
+    answer = json.loads(result.stdout)
+    return {"runs": dict(zip(cells, answer["runs"], strict=True)), "magics": answer["magics"]}
+
+
 @pytest.mark.parametrize("cell", SAME_IN_EVERY_VERSION)
-def test_tap001_exactly_when_ipython_fails(cell: str) -> None:
-    runs = ipython_runs(cell)
+def test_tap001_exactly_when_ipython_fails(ipython: dict, cell: str) -> None:
+    runs = ipython["runs"][cell]
     assert isinstance(read(cell), CellCode) is runs, f"IPython {'runs' if runs else 'fails'}"
 
 
 @pytest.mark.parametrize(("cell", "runs_in_9", "runs_in_8"), VERSION_DEPENDENT)
 def test_a_cell_one_ipython_version_runs_is_not_tap001(
-    cell: str, runs_in_9: bool, runs_in_8: bool
+    ipython: dict, cell: str, runs_in_9: bool, runs_in_8: bool
 ) -> None:
-    assert ipython_runs(cell) is (runs_in_9 if COMMON_INDENT else runs_in_8)
+    assert ipython["runs"][cell] is (runs_in_9 if COMMON_INDENT else runs_in_8)
     assert isinstance(read(cell), CellCode) is (runs_in_9 or runs_in_8)
+
+
+def test_every_magic_of_the_installed_ipython_is_known_to_automagic(ipython: dict) -> None:
+    assert set(ipython["magics"]) - {"!"} <= AUTOMAGIC_NAMES
 
 
 def test_lines_keep_their_place_and_indentation_is_recorded() -> None:
