@@ -1,7 +1,8 @@
 """What IPython runs for a notebook cell, line for line, without IPython.
 
 Jupyter does not compile a cell's text as it is: IPython transforms it first
-(`IPython.core.inputtransformer2`). tapelint applies the same steps, so that a cell is TAP001
+(`InteractiveShell.transform_cell`: the steps of `IPython.core.inputtransformer2`, then
+automagic for a one-line cell). tapelint applies the same steps, so that a cell is TAP001
 only when IPython could not run it either. Unlike IPython, every step here keeps the cell's
 lines where they are: line N of the result is line N of the cell, shorter at most by the
 indentation removed from its start, so a position maps back with a per-line column shift.
