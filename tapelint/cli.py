@@ -1,7 +1,8 @@
 """The `tapelint` command: `check`, `rule`, `rules`, `validate` and `--version`.
 
 Exit status: 0 nothing found, 1 diagnostics found (0 with `--exit-zero`; with `--diff`,
-1 when there is a diff), 2 a usage or config error, a missing path, or an internal error.
+1 when there is a diff; with `--add-noqa`, 0 once the comments are written, as ruff), 2 a
+usage or config error, a missing path, a failed write, or an internal error.
 Every error is one `error: ...` line on stderr.
 """
 
@@ -17,7 +18,9 @@ import click
 from tapelint.config import ConfigError, Settings, load_settings
 from tapelint.fixer import fixable_count
 from tapelint.output import FORMATS
+from tapelint.output.fixes import render_fixable, render_fixed
 from tapelint.output.statistics import count_by_code, render_json, render_text
+from tapelint.output.text import render_marking_fixable
 from tapelint.progress import ProgressDisplay
 from tapelint.registry import all_rules, rule_by_code_or_name
 from tapelint.rule import Rule
@@ -115,6 +118,18 @@ def _rule_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--unsafe-fixes", is_flag=True, help="Include unsafe fixes (with --fix or --diff).")
 @click.option("--diff", is_flag=True, help="Print the changes --fix would make; write nothing.")
 @click.option(
+    "--show-fixes",
+    is_flag=True,
+    help="After the findings, list the fixes applied per file and code (with --fix or "
+    "--diff), or mark the fixable findings with [*] and count them.",
+)
+@click.option(
+    "--add-noqa",
+    is_flag=True,
+    help="Write a `# noqa: CODE` comment on the line of every finding (to adopt tapelint on "
+    "an existing code base); prints only how many were added.",
+)
+@click.option(
     "--statistics", is_flag=True, help="Print how many diagnostics of each code, not each one."
 )
 @click.option(
@@ -157,6 +172,8 @@ def check(
     fix: bool,
     unsafe_fixes: bool,
     diff: bool,
+    show_fixes: bool,
+    add_noqa: bool,
     statistics: bool,
     stdin_filename: str | None,
     quiet: bool,
@@ -169,6 +186,15 @@ def check(
     `-` reads the source from standard input; `--stdin-filename PATH` says which file it is.
     """
     reading_stdin = _reads_stdin(paths, stdin_filename)
+    if add_noqa:
+        _check_add_noqa_alone(
+            fix=fix,
+            diff=diff,
+            unsafe_fixes=unsafe_fixes,
+            statistics=statistics,
+            show_fixes=show_fixes,
+            reading_stdin=reading_stdin,
+        )
     settings = _settings(config_file, select, extend_select, ignore, preview)
     options = Options(
         force_exclude,
@@ -177,6 +203,7 @@ def check(
         unsafe_fixes=unsafe_fixes,
         jobs=jobs or 0,
         cache_dir=None if no_cache else (cache_dir or settings.cache_path).absolute(),
+        add_noqa=add_noqa,
     )
     fixed_source = None
     if reading_stdin:
@@ -186,6 +213,9 @@ def check(
     else:
         with ProgressDisplay(enabled=not quiet) as progress:
             report = run(paths or (".",), settings, options, on_progress=progress)
+    if add_noqa:
+        return _noqa_outcome(report, quiet)
+    marks = show_fixes and not fix and output_format == "text"
     if fixed_source is not None:
         # Fixing standard input: the fixed source is the output; what remains goes to stderr.
         sys.stdout.buffer.write(fixed_source)
@@ -194,7 +224,11 @@ def check(
     elif diff:
         click.echo("".join(report.diffs), nl=False)
     else:
-        click.echo(_render(report, output_format, statistics, options), nl=False)
+        click.echo(_render(report, output_format, statistics, options, marks), nl=False)
+    if show_fixes:
+        # After the findings in the text format; on stderr when stdout carries something else.
+        to_stderr = output_format != "text" or diff or fixed_source is not None
+        click.echo(_fixes_shown(report, options), nl=False, err=to_stderr)
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
     for error in report.errors:
@@ -217,8 +251,40 @@ def _reads_stdin(paths: tuple[str, ...], stdin_filename: str | None) -> bool:
     return stdin_filename is not None or paths == ("-",)
 
 
-def _render(report: Report, output_format: str, statistics: bool, options: Options) -> str:
+def _check_add_noqa_alone(**given: bool) -> None:
+    """--add-noqa writes comments and prints nothing else: options about fixing or printing
+    findings, and standard input (nothing to write to), contradict it."""
+    names = {"reading_stdin": "standard input"}
+    clashes = [names.get(name, f"--{name.replace('_', '-')}") for name, on in given.items() if on]
+    if clashes:
+        raise click.UsageError(f"--add-noqa cannot be combined with {', '.join(clashes)}")
+
+
+def _noqa_outcome(report: Report, quiet: bool) -> int:
+    """What --add-noqa prints (ruff's words, and how many files): warnings, errors and a count."""
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    for error in report.errors:
+        _error(error)
+    if report.noqa_added and not quiet:
+        added = _count(report.noqa_added, "noqa directive")
+        click.echo(f"Added {added} to {_count(len(report.noqa_paths), 'file')}.", err=True)
+    return EXIT_ERROR if report.errors else EXIT_CLEAN
+
+
+def _fixes_shown(report: Report, options: Options) -> str:
+    if options.fix or options.diff:
+        table = render_fixed(report.fixed_codes, applied=not options.diff)
+        return f"\n{table}" if table else ""
+    return render_fixable(report.diagnostics, unsafe=options.unsafe_fixes)
+
+
+def _render(
+    report: Report, output_format: str, statistics: bool, options: Options, marks: bool = False
+) -> str:
     if not statistics:
+        if marks:
+            return render_marking_fixable(report.diagnostics, unsafe=options.unsafe_fixes)
         return FORMATS[output_format](report.diagnostics)
     rows = count_by_code(report.diagnostics, unsafe=options.unsafe_fixes)
     return render_json(rows) if output_format == "json" else render_text(rows)

@@ -36,6 +36,8 @@ DEFAULT_EXCLUDE = (
     "__pypackages__",
     "_build",
     "buck-out",
+    # Jupyter's autosave copies: every notebook a second time.
+    ".ipynb_checkpoints",
 )
 
 _SELECTOR_KEYS = ("select", "extend-select", "ignore")

@@ -16,8 +16,9 @@ import os
 import stat
 import tempfile
 import tokenize
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tapelint.diagnostics import Applicability, Diagnostic, Edit, Fix
@@ -34,6 +35,8 @@ class FixedSource:
     text: str
     fixed: int  # diagnostics whose fix was applied
     remaining: list[Diagnostic]  # diagnostics of the final text
+    # How many of `fixed` had each (code, name), for `--show-fixes`.
+    fixed_codes: Counter[tuple[str, str]] = field(default_factory=Counter)
 
 
 def applicable(fix: Fix | None, *, unsafe: bool) -> bool:
@@ -56,34 +59,41 @@ def fix_source(
         # Lone CR line ends: the parser's line numbers would not be the edits' lines.
         raise FixError("the file has carriage-return-only line ends")
     current = lint(text) if diagnostics is None else diagnostics
-    fixed_text, fixed = text, 0
+    fixed_text, fixed_codes = text, Counter[tuple[str, str]]()
     for _ in range(MAX_PASSES):
-        fixes = [d.fix for d in current if d.fix is not None and applicable(d.fix, unsafe=unsafe)]
-        if not fixes:
+        fixable = [d for d in current if d.fix is not None and applicable(d.fix, unsafe=unsafe)]
+        if not fixable:
             break
-        new_text, count = apply_fixes(fixed_text, fixes)
+        new_text, applied = _apply(fixed_text, [d.fix for d in fixable if d.fix is not None])
         if new_text == fixed_text:
             break
-        fixed_text, fixed = new_text, fixed + count
+        fixed_text = new_text
+        fixed_codes.update((fixable[i].code, fixable[i].name) for i in applied)
         current = lint(fixed_text)
     if fixed_text != text:
         _check_parses(fixed_text)
-    return FixedSource(fixed_text, fixed, current)
+    return FixedSource(fixed_text, fixed_codes.total(), current, fixed_codes)
 
 
 def apply_fixes(text: str, fixes: Sequence[Fix]) -> tuple[str, int]:
     """`text` with the non-overlapping `fixes` applied, and how many were applied."""
+    fixed, applied = _apply(text, fixes)
+    return fixed, len(applied)
+
+
+def _apply(text: str, fixes: Sequence[Fix]) -> tuple[str, list[int]]:
+    """`text` with the non-overlapping `fixes` applied, and the indexes of those applied."""
     index = _LineIndex(text)
     taken: list[tuple[int, int, str]] = []
-    count = 0
-    located = [sorted(index.span(edit) for edit in fix.edits) for fix in fixes]
-    for spans in sorted(located):
+    applied = []
+    located = [(sorted(index.span(edit) for edit in fix.edits), i) for i, fix in enumerate(fixes)]
+    for spans, number in sorted(located):
         if spans and not any(_overlap(span, other) for span in spans for other in taken):
             taken.extend(spans)
-            count += 1
+            applied.append(number)
     for start, end, content in sorted(taken, reverse=True):
         text = text[:start] + content + text[end:]
-    return text, count
+    return text, applied
 
 
 def _overlap(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:

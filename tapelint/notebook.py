@@ -11,34 +11,41 @@ How a notebook is read (decisions, in the order a user meets them):
   a tape in one cell and its `apply_gradients` two cells later are one training step, and a
   persistent tape still bound at the end of the notebook stays alive in the kernel (TAP103).
   Markdown and raw cells are skipped. A comment line marks where each cell ends.
-- IPython syntax is neutralised without shifting a line: a line magic, shell escape or help
-  line (`%timeit f()`, `!pip install x`, `files = !ls`, `model.fit?`) becomes `pass` at the
-  same indentation (with its backslash continuation lines), and a cell magic whose body is not
-  Python (`%%bash`, `%%writefile`, ...) blanks its whole cell. `%%time`, `%%timeit`,
-  `%%capture` and `%%prun` run their body as Python, so only their first line goes. A cell that
-  is already valid Python is never touched, and a candidate line inside a multi-line string
-  is put back, so `%` at the start of a continuation line or in a docstring is safe.
-- A cell that does not parse on its own is TAP001 located in that cell; it is left out of the
-  program (as blank lines) and the other cells are still checked.
+- A cell is read as the Python IPython runs for it (see tapelint.ipython_input): leading
+  indentation removed, line magics, shell escapes and help (`%timeit f()`, `!pip install x`,
+  `files = !ls`, `model.fit?`) read as `pass` at their indentation, a cell magic whose body
+  is not Python (`%%bash`, `%%writefile`, ...) leaving its cell out, and `%%time`,
+  `%%timeit`, `%%capture`, `%%prun` keeping their body. No line moves: a line of the program
+  is a line of its cell, at most shifted left by the indentation IPython removes, and
+  positions are shifted back. A cell that is already valid Python is read as it is.
+- A cell that IPython could not run either (it does not parse after those steps) is TAP001
+  located in that cell; it is left out of the program (as blank lines) and the other cells
+  are still checked.
 - Positions are (cell, line within the cell): the cell is the 1-based index into the
   notebook's `cells` list, counting every cell, so it matches what Jupyter shows. A fix's edits
   say which cell each one changes.
 
 How a notebook is fixed: the program is fixed like a file (same fixes, same re-lint passes,
-same check that the result parses), then cut back into cells at the cell-end marks; the
-neutralised IPython lines are put back, and only the changed cells' `source` is replaced. The
-JSON is written back in the layout it was read in (indentation, key order, escaping, final
-newline), which is checked by re-serialising the unchanged notebook first: when that does not
-reproduce the file byte for byte (a hand-written file, numbers json cannot round-trip), the
-notebook is left alone with a warning rather than reformatted.
+same check that the result parses), then cut back into cells at the cell-end marks. Each
+changed cell is written back line for line against what the program had: an unchanged line
+is the cell's own line (IPython lines and removed indentation included), a changed or added
+line gets the indentation IPython removes from that cell. The cell written is then read again
+and must give exactly the fixed program's lines, else the notebook is left alone with a
+warning; a fix that would change an IPython line is refused the same way. Only the changed
+cells' `source` is replaced. The JSON is written back in the layout it was read in
+(indentation, key order, escaping, final newline), which is checked by re-serialising the
+unchanged notebook first: when that does not reproduce the file byte for byte (a hand-written
+file, numbers json cannot round-trip), the notebook is left alone with a warning rather than
+reformatted. `--add-noqa` writes into cells the same way (`with_cell_sources`).
 """
 
 from __future__ import annotations
 
-import ast
 import dataclasses
+import difflib
+import functools
 import json
-import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -46,24 +53,10 @@ from typing import Any
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position
 from tapelint.engine import Linter
 from tapelint.fixer import FixError, fix_source
+from tapelint.ipython_input import CellCode, cell_code
 from tapelint.source import SyntaxProblem
 
-# Cell magics whose body IPython runs as Python.
-_PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
-_CELL_MAGIC = re.compile(r"\s*%%(?P<name>\w+)")
-# `%magic`, `!cmd`, `!!cmd` (not `!=`), `?name`, `name?`, `name??`, `x = !cmd`, `x = %magic`.
-_LINE_ESCAPE = re.compile(
-    r"""^(?P<indent>[ \t]*)(?:
-        %
-      | !(?!=)
-      | \?
-      | [A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*(?:%|!(?!=))
-      | [^#]*[\w.)\]]\?{1,2}\s*$
-    )""",
-    re.VERBOSE,
-)
-# What a neutralised IPython line reads as (after its indentation), and the cell-end mark.
-_NEUTRAL = "pass  # tapelint: IPython syntax"
+# The line that ends each cell in the program.
 _CELL_END = "# tapelint: end of cell"
 
 
@@ -75,9 +68,13 @@ class NotebookError(Exception):
 class CodeCell:
     number: int  # 1-based index into the notebook's `cells`
     source: str  # as in the notebook, line ends normalised to "\n"
-    lines: tuple[str, ...]  # as in the program
-    neutralised: tuple[str, ...]  # the original of each neutralised line, in order
+    originals: tuple[str, ...]  # the cell's own lines
+    code: CellCode  # what the program has for it, line for line
     editable: bool  # False for a cell left out (not Python, or not parsing)
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        return self.code.lines
 
 
 @dataclass(frozen=True)
@@ -102,6 +99,21 @@ class NotebookProgram:
         cell, last = self.origins[-1]
         return cell, last + line - len(self.origins)
 
+    def cell(self, number: int) -> CodeCell | None:
+        return self._by_number.get(number)
+
+    def position(self, line: int, column: int) -> tuple[int, Position]:
+        """The cell and the position in it of program position (line, column)."""
+        number, cell_line = self.origin(line)
+        cell = self.cell(number)
+        if cell is not None:
+            column = cell.code.column_in_cell(cell_line, column)
+        return number, Position(cell_line, column)
+
+    @functools.cached_property
+    def _by_number(self) -> dict[int, CodeCell]:
+        return {cell.number: cell for cell in self.cells}
+
 
 @dataclass(frozen=True)
 class FixedNotebook:
@@ -109,6 +121,8 @@ class FixedNotebook:
     fixed: int  # diagnostics whose fix was applied
     remaining: list[Diagnostic]  # diagnostics of the fixed notebook
     changes: list[tuple[int, str, str]]  # (cell, source before, source after)
+    # How many of `fixed` had each (code, name).
+    fixed_codes: Counter[tuple[str, str]] = dataclasses.field(default_factory=Counter)
 
 
 def read_notebook(data: bytes) -> NotebookProgram | None:
@@ -133,17 +147,21 @@ def read_notebook(data: bytes) -> NotebookProgram | None:
         if cell.get("cell_type") != "code":
             continue
         source = _source(cell, number)
-        code = _python_lines(source)
+        originals = _split(source)
+        code = cell_code(originals)
         if isinstance(code, SyntaxProblem):
             problems.append((number, code))
-            code = _Code([""] * len(_split(source)), [], editable=False)
-        code_cells.append(
-            CodeCell(number, source, tuple(code.lines), tuple(code.neutralised), code.editable)
-        )
+            code = _left_out(originals)
+        code_cells.append(CodeCell(number, source, tuple(originals), code, code.python))
         lines.extend([*code.lines, _CELL_END])
         origins.extend((number, line) for line in range(1, len(code.lines) + 2))
     text = "".join(f"{line}\n" for line in lines)
     return NotebookProgram(text, tuple(origins), tuple(code_cells), tuple(problems), document)
+
+
+def _left_out(originals: list[str]) -> CellCode:
+    blank = ("",) * len(originals)
+    return CellCode(blank, blank, frozenset(), python=False)
 
 
 def check_notebook(linter: Linter, data: bytes, path: str) -> list[Diagnostic]:
@@ -182,13 +200,33 @@ def fix_notebook(linter: Linter, data: bytes, path: str, *, unsafe: bool) -> Fix
 
     result = fix_source(program.text, lint, unsafe=unsafe)
     changes = _changed_cells(program, result.text)
-    for number, _, after in changes:
-        cell = program.document["cells"][number - 1]
-        keep_list = isinstance(cell.get("source"), list)
-        cell["source"] = after.splitlines(keepends=True) if keep_list else after
+    _replace_sources(program.document, {number: after for number, _, after in changes})
     fixed_data = dump(program.document) if changes else data
     remaining = check_notebook(linter, fixed_data, path)
-    return FixedNotebook(fixed_data, result.fixed if changes else 0, remaining, changes)
+    if not changes:
+        return FixedNotebook(fixed_data, 0, remaining, changes)
+    return FixedNotebook(fixed_data, result.fixed, remaining, changes, result.fixed_codes)
+
+
+def with_cell_sources(data: bytes, sources: dict[int, str]) -> bytes:
+    """The notebook `data` with the `source` of the cells numbered in `sources` replaced,
+    everything else byte for byte. Raises FixError when its JSON layout cannot be kept."""
+    try:
+        document = json.loads(data)
+    except ValueError as error:  # UnicodeDecodeError included
+        raise FixError(f"not a notebook: {error}") from None
+    dump = _serialiser_of(document, data)
+    _cells(document)
+    _replace_sources(document, sources)
+    return dump(document)
+
+
+def _replace_sources(document: dict[str, Any], sources: dict[int, str]) -> None:
+    """Set each cell's source, as a list of lines when the notebook keeps it that way."""
+    for number, source in sources.items():
+        cell = document["cells"][number - 1]
+        keep_list = isinstance(cell.get("source"), list)
+        cell["source"] = source.splitlines(keepends=True) if keep_list else source
 
 
 # ------------------------------------------------------------------ positions
@@ -203,7 +241,8 @@ def _located(diagnostics: list[Diagnostic], program: NotebookProgram) -> list[Di
             edits = []
             for edit in fix.edits:
                 edit_cell, edit_start, edit_end = _span(program, edit.start, edit.end)
-                edits.append(Edit(edit_start, edit_end, edit.content, cell=edit_cell))
+                content = _content_in_cell(program, edit_cell, edit_start, edit.content)
+                edits.append(Edit(edit_start, edit_end, content, cell=edit_cell))
             fix = Fix(fix.title, fix.applicability, tuple(edits))
         located.append(dataclasses.replace(diagnostic, start=start, end=end, cell=cell, fix=fix))
     return located
@@ -212,11 +251,25 @@ def _located(diagnostics: list[Diagnostic], program: NotebookProgram) -> list[Di
 def _span(
     program: NotebookProgram, start: Position, end: Position
 ) -> tuple[int, Position, Position]:
-    cell, line = program.origin(start.line)
-    end_cell, end_line = program.origin(end.line)
+    cell, start_in_cell = program.position(start.line, start.column)
+    end_cell, end_in_cell = program.position(end.line, end.column)
     if end_cell != cell:  # no statement spans cells; never let a range leave its cell
-        return cell, Position(line, start.column), Position(line, start.column)
-    return cell, Position(line, start.column), Position(end_line, end.column)
+        return cell, start_in_cell, start_in_cell
+    return cell, start_in_cell, end_in_cell
+
+
+def _content_in_cell(program: NotebookProgram, number: int, start: Position, content: str) -> str:
+    """An edit's text as the cell needs it: each line it starts carries the indentation
+    IPython removes from the cell. Inside the cell, the edit starts after a line's removed
+    indentation, so that goes after each line end; appended after the cell's last line, in
+    front of each line."""
+    cell = program.cell(number)
+    if cell is None or not cell.code.indent:
+        return content
+    indent = cell.code.indent
+    if start.line > len(cell.originals):
+        return "\n".join(f"{indent}{line}" if line else line for line in content.split("\n"))
+    return content.replace("\n", f"\n{indent}")
 
 
 # ------------------------------------------------------------------ fixing
@@ -234,7 +287,11 @@ def _changed_cells(program: NotebookProgram, fixed_text: str) -> list[tuple[int,
             continue
         if not cell.editable:
             raise FixError(f"a fix would change cell {cell.number}, which is not Python")
-        after = "\n".join(_restore(lines, cell))
+        restored = _restore(lines, cell)
+        reread = cell_code(restored)
+        if isinstance(reread, SyntaxProblem) or list(reread.lines) != lines:
+            raise FixError(f"the fixes cannot be written back into cell {cell.number} exactly")
+        after = "\n".join(restored)
         if cell.source.endswith("\n"):
             after += "\n"
         changes.append((cell.number, cell.source, after))
@@ -242,18 +299,21 @@ def _changed_cells(program: NotebookProgram, fixed_text: str) -> list[tuple[int,
 
 
 def _restore(lines: list[str], cell: CodeCell) -> list[str]:
-    """The cell's lines with its IPython lines put back in place of their stand-ins."""
-    originals = iter(cell.neutralised)
-    restored = []
-    for line in lines:
-        if line.strip() == _NEUTRAL:
-            original = next(originals, None)
-            if original is None:
-                raise FixError(f"the fixes changed the IPython lines of cell {cell.number}")
-            line = original
-        restored.append(line)
-    if next(originals, None) is not None:
-        raise FixError(f"the fixes changed the IPython lines of cell {cell.number}")
+    """The cell's lines for the fixed program lines `lines`: unchanged lines as the cell has
+    them, changed and added ones with the indentation IPython removes in front."""
+    code = cell.code
+    restored: list[str] = []
+    matcher = difflib.SequenceMatcher(None, code.lines, lines, autojunk=False)
+    for tag, old_start, old_end, new_start, new_end in matcher.get_opcodes():
+        if tag == "equal":
+            restored.extend(cell.originals[old_start:old_end])
+            continue
+        if any(index in code.special for index in range(old_start, old_end)):
+            raise FixError(f"the fixes changed the IPython lines of cell {cell.number}")
+        one_for_one = old_end - old_start == new_end - new_start
+        for offset, line in enumerate(lines[new_start:new_end]):
+            indent = code.removed[old_start + offset] if one_for_one else code.indent
+            restored.append(f"{indent}{line}" if line.strip() else line)
     return restored
 
 
@@ -282,13 +342,6 @@ def _serialiser_of(document: Any, data: bytes) -> Callable[[Any], bytes]:
 
 
 # ------------------------------------------------------------------ reading
-
-
-@dataclass
-class _Code:
-    lines: list[str]
-    neutralised: list[str]
-    editable: bool = True
 
 
 def _cells(document: Any) -> list[dict[str, Any]]:
@@ -332,69 +385,6 @@ def _source(cell: dict[str, Any], number: int) -> str:
 def _split(source: str) -> list[str]:
     lines = source.split("\n")
     return lines[:-1] if lines[-1] == "" else lines
-
-
-def _python_lines(source: str) -> _Code | SyntaxProblem:
-    """The cell's lines as Python, IPython syntax neutralised; or why they do not parse."""
-    lines = _split(source)
-    if _parses(source):
-        return _Code(lines, [])
-    magic = _CELL_MAGIC.match(lines[0]) if lines else None
-    if magic is not None and magic.group("name") not in _PYTHON_CELL_MAGICS:
-        return _Code([""] * len(lines), [], editable=False)
-    neutral, touched = _neutralise(lines, cell_magic=magic is not None)
-    text = "".join(f"{line}\n" for line in neutral)
-    try:
-        tree = ast.parse(text)
-    except SyntaxError as error:
-        return SyntaxProblem(error.lineno or 1, error.offset or 1, error.msg)
-    except ValueError as error:  # null bytes
-        return SyntaxProblem(1, 1, str(error))
-    for index in touched & _lines_inside_strings(tree):
-        neutral[index] = lines[index]
-    kept = sorted(touched - _lines_inside_strings(tree))
-    return _Code(neutral, [lines[index] for index in kept])
-
-
-def _parses(source: str) -> bool:
-    try:
-        ast.parse(source)
-    except (SyntaxError, ValueError):
-        return False
-    return True
-
-
-def _neutralise(lines: list[str], *, cell_magic: bool) -> tuple[list[str], set[int]]:
-    """Each IPython line (and its backslash continuations) as a `pass` at its indentation;
-    the indexes of the lines changed. With `cell_magic`, the first line is one too."""
-    neutral = list(lines)
-    touched: set[int] = set()
-    index = 0
-    while index < len(lines):
-        match = _LINE_ESCAPE.match(lines[index])
-        if match is None and not (cell_magic and index == 0):
-            index += 1
-            continue
-        indent = match.group("indent") if match is not None else ""
-        neutral[index] = f"{indent}{_NEUTRAL}"
-        touched.add(index)
-        while lines[index].endswith("\\") and index + 1 < len(lines):
-            index += 1
-            neutral[index] = f"{indent}{_NEUTRAL}"
-            touched.add(index)
-        index += 1
-    return neutral, touched
-
-
-def _lines_inside_strings(tree: ast.Module) -> set[int]:
-    """0-based indexes of the lines after the first line of every multi-line string."""
-    inside: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Constant, ast.JoinedStr)) and node.end_lineno:
-            if isinstance(node, ast.Constant) and not isinstance(node.value, (str, bytes)):
-                continue
-            inside.update(range(node.lineno, node.end_lineno))  # 1-based lines after the first
-    return inside
 
 
 def _kind(value: Any) -> str:

@@ -95,6 +95,8 @@ def _answer_without_parsing(
         return None, len(data)
     if (options.fix or options.diff) and fixable_count(diagnostics, unsafe=options.unsafe_fixes):
         return None, len(data)  # the fixer runs on it
+    if options.add_noqa and diagnostics:
+        return None, len(data)
     return Report(diagnostics=diagnostics), 0
 
 

@@ -9,10 +9,12 @@ unexpected error in the engine is reported for that file (and makes the run exit
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tapelint.add_noqa import annotate
 from tapelint.cache import CachedLinter, ResultCache
 from tapelint.config import Settings
 from tapelint.diagnostics import Diagnostic
@@ -40,6 +42,7 @@ class Options:
     unsafe_fixes: bool = False
     jobs: int = 0  # worker processes; 0: one per available core
     cache_dir: Path | None = None  # None: no cache (see tapelint.cache)
+    add_noqa: bool = False  # write a noqa comment for each finding (tapelint.add_noqa)
 
 
 @dataclass
@@ -47,18 +50,25 @@ class Report:
     diagnostics: list[Diagnostic] = field(default_factory=list)  # what remains, sorted
     fixed: int = 0  # diagnostics fixed (or, with `diff`, that would be)
     fixed_paths: list[str] = field(default_factory=list)
+    # For each fixed file: how many diagnostics of each (code, name) were fixed.
+    fixed_codes: dict[str, Counter[tuple[str, str]]] = field(default_factory=dict)
     diffs: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # the run exits 2
     warnings: list[str] = field(default_factory=list)
+    noqa_added: int = 0  # with `add_noqa`: lines given a new or extended noqa comment
+    noqa_paths: list[str] = field(default_factory=list)  # files they are in
 
     def add(self, other: Report) -> None:
         """Fold another (per-file) report into this one."""
         self.diagnostics.extend(other.diagnostics)
         self.fixed += other.fixed
         self.fixed_paths.extend(other.fixed_paths)
+        self.fixed_codes.update(other.fixed_codes)
         self.diffs.extend(other.diffs)
         self.errors.extend(other.errors)
         self.warnings.extend(other.warnings)
+        self.noqa_added += other.noqa_added
+        self.noqa_paths.extend(other.noqa_paths)
 
 
 def run(
@@ -140,7 +150,39 @@ def _check_file(
         diagnostics = _fix_file(
             source.path, display, data, diagnostics, linter, options, report, notebook=notebook
         )
+    elif options.add_noqa and diagnostics:
+        diagnostics = _add_noqa(source.path, display, data, diagnostics, linter, report, notebook)
     report.diagnostics.extend(diagnostics)
+
+
+def _add_noqa(
+    path: Path,
+    display: str,
+    data: bytes,
+    diagnostics: list[Diagnostic],
+    linter: Linter,
+    report: Report,
+    notebook: bool,
+) -> list[Diagnostic]:
+    """Write a noqa comment for each diagnostic; the diagnostics left unsilenced."""
+
+    def lint(new: bytes) -> list[Diagnostic]:
+        return (
+            check_notebook(linter, new, display) if notebook else linter.check_bytes(new, display)
+        )
+
+    result = annotate(data, diagnostics, lint, notebook=notebook)
+    report.warnings.extend(result.warnings)
+    if result.data is None:
+        return result.remaining
+    try:
+        write_atomically(path, result.data)
+    except OSError as error:
+        report.errors.append(f"{display}: cannot write noqa comments: {error.strerror or error}")
+        return diagnostics
+    report.noqa_added += result.added
+    report.noqa_paths.append(display)
+    return result.remaining
 
 
 def _fix_file(
@@ -171,6 +213,7 @@ def _fix_file(
         return diagnostics
     report.fixed += fixed.fixed
     report.fixed_paths.append(display)
+    report.fixed_codes[display] = fixed.fixed_codes
     return diagnostics if options.diff else fixed.remaining
 
 
@@ -180,6 +223,7 @@ class _Fixed:
     fixed: int  # diagnostics whose fix was applied
     remaining: list[Diagnostic]
     changes: list[tuple[str, str, str]]  # (label, before, after) for a diff
+    fixed_codes: Counter[tuple[str, str]]  # how many of each (code, name) were fixed
 
 
 def _fixed(
@@ -197,7 +241,7 @@ def _fixed(
         if not result.changes:
             return None
         changes = [(f"{display}:cell {cell}", old, new) for cell, old, new in result.changes]
-        return _Fixed(result.data, result.fixed, result.remaining, changes)
+        return _Fixed(result.data, result.fixed, result.remaining, changes, result.fixed_codes)
     text = decode_source(data)
     fixed = fix_source(
         text,
@@ -208,7 +252,8 @@ def _fixed(
     if fixed.text == text:
         return None
     encoded = encode_like(data, fixed.text)
-    return _Fixed(encoded, fixed.fixed, fixed.remaining, [(display, text, fixed.text)])
+    changes = [(display, text, fixed.text)]
+    return _Fixed(encoded, fixed.fixed, fixed.remaining, changes, fixed.fixed_codes)
 
 
 @dataclass
@@ -256,6 +301,7 @@ def run_stdin(
     if fixed is not None:
         report.fixed = fixed.fixed
         report.fixed_paths.append(display)
+        report.fixed_codes[display] = fixed.fixed_codes
         if options.diff:
             report.diffs.extend(unified_diff(*change) for change in fixed.changes)
         else:

@@ -54,7 +54,7 @@ def test_gitignore_above_a_checked_subdirectory_applies(project):
 @pytest.mark.parametrize(
     "directory",
     [".git", ".venv", "venv", "__pycache__", ".tox", "build", "dist", "site-packages",
-     "node_modules", ".mypy_cache", "_build", "pkg/build"],
+     "node_modules", ".mypy_cache", "_build", "pkg/build", "notebooks/.ipynb_checkpoints"],
 )  # fmt: skip
 def test_default_excludes(project, directory):
     write(project, f"{directory}/x.py", LOSS_OUTSIDE)

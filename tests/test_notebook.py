@@ -13,7 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from tapelint.cli import cli
+from tapelint.diagnostics import Applicability, Edit, Fix, Position
 from tapelint.engine import Linter
+from tapelint.fixer import apply_fixes
+from tapelint.ipython_input import NEUTRAL
 from tapelint.notebook import NotebookError, check_notebook, read_notebook
 from tapelint.registry import all_rules
 from tests.cli_helpers import run_cli
@@ -59,7 +62,7 @@ def test_source_may_be_one_string() -> None:
 
 
 # How the reader writes a neutralised IPython line, and the line that ends each cell.
-PASS = "pass  # tapelint: IPython syntax"
+PASS = NEUTRAL
 END = "# tapelint: end of cell"
 
 
@@ -122,6 +125,52 @@ def test_top_level_await_which_ipython_allows_is_not_a_syntax_error() -> None:
     assert program.text.startswith(f"{PASS}\nresult = await fetch()\n{END}\nimport tensorflow")
     found = [(d.code, d.cell) for d in check_notebook(LINTER, notebook(*cells), "nb.ipynb")]
     assert found == [("TAP101", 2)]
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        " %%time\nfor i in range(3):\n    x = i\n",
+        " for i in range(3):\n     x = i\n",
+        "    !pip install -q tensorflow\n    import numpy as np\n",
+        "x = !ls\nprint(x)\n",
+        "model.fit?\n",
+        "??model.fit\n",
+        "    for step in range(3):\n        %timeit model(x)\n        print(step)\n",
+        ">>> y = model(x)\n>>> print(y)\n",
+    ],
+    ids=[
+        "indented %%time",
+        "indented for",
+        "!pip indented",
+        "x = !ls",
+        "obj?",
+        "??obj",
+        "%timeit in indented block",
+        "prompts",
+    ],
+)
+def test_a_cell_jupyter_runs_is_not_tap001(cell: str) -> None:
+    data = notebook(("code", cell), ("code", STEP + LOSS_AFTER))
+    found = [(d.code, d.cell, d.start.line) for d in check_notebook(LINTER, data, "nb.ipynb")]
+    assert found == [("TAP101", 2, 5)]
+
+
+def test_a_cell_jupyter_cannot_run_is_tap001_where_the_user_sees_the_error() -> None:
+    broken = "    x = 1\n    with tf.GradientTape() as tape\n        loss = 1\n"
+    data = notebook(("code", "%matplotlib inline\n"), ("markdown", "text"), ("code", broken))
+    [diagnostic] = check_notebook(LINTER, data, "nb.ipynb")
+    assert (diagnostic.code, diagnostic.cell, diagnostic.start) == ("TAP001", 3, Position(2, 35))
+    assert diagnostic.message == "cannot parse: expected ':'"
+
+
+def test_a_finding_in_an_indented_cell_is_at_the_column_the_user_sees() -> None:
+    indented = "".join(f"  {line}\n" for line in (STEP + LOSS_AFTER).splitlines())
+    [diagnostic] = check_notebook(LINTER, notebook(("code", indented)), "nb.ipynb")
+    assert (diagnostic.code, diagnostic.cell) == ("TAP101", 1)
+    assert (diagnostic.start, diagnostic.end) == (Position(5, 11), Position(5, 57))
+    line = indented.splitlines()[4]
+    assert line[10:56] == "tape.gradient(loss, model.trainable_variables)"
 
 
 def test_checking_notebooks_never_imports_tensorflow() -> None:
@@ -300,3 +349,52 @@ def test_fixing_a_notebook_on_standard_input_prints_the_fixed_notebook(project: 
     assert result.exit_code == 0
     cells = json.loads(result.stdout_bytes)["cells"]
     assert cells[3]["source"][-1] == "del tape"
+
+
+INDENTED = FIXTURES / "notebooks" / "flag_indented_cells.ipynb"
+
+
+def test_fix_writes_an_indented_cell_back_with_its_indentation(project: Path) -> None:
+    target = project / "nb.ipynb"
+    shutil.copy(INDENTED, target)
+    result = run_cli("check", "--fix", "--unsafe-fixes", "nb.ipynb")
+    assert "1 fixed, 2 remaining" in result.stderr
+    cells = json.loads(target.read_text())["cells"]
+    original = json.loads(INDENTED.read_text())["cells"]
+    assert [c["source"] for c in cells[:6]] == [c["source"] for c in original[:6]]
+    source = "".join(cells[6]["source"])
+    # The IPython line and the indentation IPython removes are kept; added lines get it too.
+    assert source.startswith("    model.summary?\n    if any(g is None for g in grads):\n")
+    assert "\n    optimizer.apply_gradients([(g, v) for g, v in zip(" in source
+    program = read_notebook(target.read_bytes())
+    assert program is not None and [n for n, _ in program.problems] == [5]
+    assert target.read_bytes() == nbformat_layout(json.loads(target.read_text()))
+
+
+def test_reported_edits_in_an_indented_cell_are_what_fix_writes(project: Path) -> None:
+    cells = (
+        "  import tensorflow as tf\n  x = tf.Variable(1.0)\n"
+        "  with tf.GradientTape(persistent=True) as tape:\n      y = x * x\n      z = y * y\n",
+        "  dy = tape.gradient(y, x)\n  dz = tape.gradient(z, x)",
+    )
+    data = notebook(*(("code", cell) for cell in cells))
+    (project / "nb.ipynb").write_bytes(nbformat_layout(json.loads(data)))
+    [diagnostic] = json.loads(run_cli("check", "--output-format", "json").stdout)
+    assert (diagnostic["code"], diagnostic["cell"], diagnostic["line"]) == ("TAP103", 1, 3)
+    [edit] = diagnostic["fix"]["edits"]
+    assert (edit["cell"], edit["line"], edit["column"], edit["content"]) == (
+        2,
+        3,
+        1,
+        "  del tape\n",
+    )
+    start, end = (
+        Position(edit["line"], edit["column"]),
+        Position(edit["end_line"], edit["end_column"]),
+    )
+    reported = Fix("", Applicability.SAFE, (Edit(start, end, edit["content"]),))
+    applied, _ = apply_fixes(cells[1], [reported])
+    assert run_cli("check", "--fix", "nb.ipynb").exit_code == 0
+    written = "".join(json.loads((project / "nb.ipynb").read_text())["cells"][1]["source"])
+    assert written == f"{cells[1]}\n  del tape"
+    assert applied == f"{written}\n"  # --fix keeps the cell without a final line end

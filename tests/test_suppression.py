@@ -75,3 +75,27 @@ def test_file_level_noqa_must_stand_on_its_own_line(project):
     )
     write(project, "train.py", source)
     assert run_cli("check").codes() == [("train.py", "TAP101")]
+
+
+APPLY = "    optimizer.apply_gradients(zip(grads, model.trainable_variables))"
+
+
+@pytest.mark.parametrize(
+    ("statement", "silenced"),
+    [
+        # The line of the finding ends inside a string: its noqa goes where the string ends.
+        (f"{APPLY}; print('''\n    done''')  # noqa: TAP401", True),
+        (f"{APPLY}; print('''\n    done''')  # noqa: TAP101", False),
+        (f"{APPLY}; print('''\n    done''')", False),
+        # ... or with a backslash: where the continuation ends.
+        (f"{APPLY}; x = 1 + \\\n        2  # noqa: TAP401", True),
+        # A line inside brackets can hold a comment: the next one's noqa is not its own.
+        (f"{APPLY}; x = (1 +\n        2)  # noqa: TAP401", False),
+    ],
+)
+def test_a_line_that_cannot_end_in_a_comment_takes_its_noqa_where_it_ends(
+    project, statement: str, silenced: bool
+):
+    write(project, "train.py", UNFILTERED.replace(APPLY, statement))
+    result = run_cli("check")
+    assert result.codes() == ([] if silenced else [("train.py", "TAP401")])
