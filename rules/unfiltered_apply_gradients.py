@@ -4,6 +4,7 @@ import libcst as cst
 
 from tapelint.analysis import FileModel
 from tapelint.analysis.appliers import helper_applies
+from tapelint.analysis.differentiability import every_source_reaches
 from tapelint.analysis.disconnection import discarded_output
 from tapelint.analysis.gradients import (
     GradientFlow,
@@ -119,6 +120,12 @@ def _reported(model: FileModel, flow: GradientFlow, scope: Scope, stmt: cst.CSTN
     the tape's block throws a model output away (a head then certainly gets None)."""
     if not flow.is_raw or handles_none(model, flow, stmt):
         return False
+    if (
+        not flow.external
+        and not flow.received
+        and all(every_source_reaches(model, origin) for origin in flow.origins)
+    ):
+        return False  # `tape.gradient(loss, [w, b])` where the loss is computed from both
     if is_test_code(model, scope):
         return any(discarded_output(model, origin.tape) for origin in flow.origins)
     return True

@@ -27,7 +27,7 @@ from enum import IntEnum
 import libcst as cst
 
 from tapelint.analysis.dataflow import Watched
-from tapelint.analysis.expressions import argument_value
+from tapelint.analysis.expressions import argument_value, elements
 from tapelint.analysis.model import Def, DefKind, FileModel, TapeCall, is_recording
 from tapelint.analysis.names import dotted_name, is_tensorflow
 
@@ -138,6 +138,24 @@ def path_breaks(model: FileModel, call: TapeCall) -> list[PathBreak]:
         if walk.reach(target) is Reach.CUT:
             found += walk.breaks
     return found
+
+
+def every_source_reaches(model: FileModel, call: TapeCall) -> bool:
+    """Whether the sources are named one by one (`w`, `[w, b]`, `image`) and the target
+    certainly depends on each through differentiable ops: then no gradient can be None."""
+    target = argument_value(call.node, 0, "target")
+    sources = argument_value(call.node, 1, "sources")
+    if target is None or sources is None:
+        return False
+    parts = list(elements(sources))
+    if not parts or not all(isinstance(part, cst.Name) for part in parts):
+        return False
+    watched = Watched(model, call)
+    return all(
+        _Walk(model, call, watched, part.value, False).reach(target) is Reach.DIFF
+        for part in parts
+        if isinstance(part, cst.Name)
+    )
 
 
 class _Walk:

@@ -160,7 +160,7 @@ def _follow_call(
     if _on_received_tape(model, call):
         flow.received.append(call)
         return
-    if isinstance(func, cst.Name) and not model.defs_of(func):
+    if isinstance(func, cst.Name) and is_builtin(model, func):
         if func.value == "zip" and part == WHOLE:
             first = argument_value(call, 0, None)
             if first is not None:
@@ -370,6 +370,21 @@ def _param_index(d: Def) -> int | None:
         if param.name is d.target:
             return index
     return None
+
+
+_BUILTIN_MODULES = ("builtins", "six.moves", "future.builtins", "past.builtins")
+
+
+def is_builtin(model: FileModel, name: cst.Name) -> bool:
+    """The builtin of that name: not rebound, or imported from a compatibility module
+    (`from six.moves import zip`)."""
+    defs = model.defs_of(name)
+    if not defs:
+        return True
+    qualified = model.imports.qualify(name)
+    return all(d.kind is DefKind.IMPORT for d in defs) and qualified in {
+        f"{module}.{name.value}" for module in _BUILTIN_MODULES
+    }
 
 
 def _on_received_tape(model: FileModel, call: cst.Call) -> bool:

@@ -10,11 +10,16 @@ None updates by design, as do other libraries' optimizers. So:
 - `x.apply_gradients(...)` does unless `x` is certainly another library's optimizer (the
   name is Keras' and TensorFlow 1's, whose optimizers report missing gradients too).
 
+A call of the project's own method named so (`self.apply_gradients(gen_grads, disc_grads)`
+on a model that defines it) is no optimizer's: the method's summary says what it does.
+
 A Keras optimizer is made by a Keras constructor (`keras.optimizers.Adam(...)`,
 `tf.keras.optimizers.get(...)`, `tf.optimizers.SGD(...)`, TensorFlow Addons' optimizers,
 `LossScaleOptimizer`), is a parameter annotated with a Keras optimizer class, is
 `self.optimizer` inside a Keras model subclass that never assigns it (the optimizer
-`compile()` set), or `model.optimizer` of a known Keras model; names, `self.x` attributes
+`compile()` set), or `model.optimizer` of a known Keras model, or a parameter that every
+call of its function in this file gives a Keras optimizer (a GAN's `compile(d_optimizer,
+g_optimizer)`, called with `keras.optimizers.Adam(...)`); names, `self.x` attributes
 and the results of functions of this file are followed to one of those. Another library's
 is made by, or annotated with, a class of an optimizer module outside TensorFlow and Keras
 (`snt.optimizers.Adam`, `snt.Optimizer`); an instance of a class of this file that does not
@@ -29,6 +34,8 @@ from enum import Enum
 
 import libcst as cst
 
+from tapelint.analysis.callees import Callee, callee_of, qualified_name
+from tapelint.analysis.gradients import argument_for, keyed_arguments
 from tapelint.analysis.keras_objects import KerasObjects, returns_of
 from tapelint.analysis.model import ApplyCall, Def, DefKind, FileModel
 
@@ -65,16 +72,30 @@ def gradient_applies(model: FileModel) -> Iterator[ApplyCall]:
     if not model.apply_calls:
         return
     optimizers = Optimizers(model)
+    own = _own_functions(model)
     for apply in model.apply_calls:
         func = apply.node.func
         if not isinstance(func, cst.Attribute):
             continue
+        callee = callee_of(model, apply.node)
+        if callee is not None and (
+            callee.target in own or (model.index and model.index.function(callee.target))
+        ):
+            continue  # the project's own `apply_gradients`: its summary speaks for it
         library = optimizers.library(func.value)
         if apply.method == "apply" and library is not Library.KERAS:
             continue
         if library is Library.OTHER:
             continue
         yield apply
+
+
+def _own_functions(model: FileModel) -> set[str]:
+    return {
+        qualified_name(model, scope.node)
+        for scope in model.scopes
+        if isinstance(scope.node, cst.FunctionDef)
+    }
 
 
 class Optimizers:
@@ -85,6 +106,7 @@ class Optimizers:
         self.keras = KerasObjects(model)
         self._defs: dict[Def, Library | None] = {}
         self._functions: dict[cst.FunctionDef, Library | None] = {}
+        self._calls: dict[str, list[tuple[cst.Call, Callee]]] | None = None
 
     def library(self, expr: cst.BaseExpression) -> Library | None:
         """Whose optimizer `expr` certainly is, on every path; None when unknown."""
@@ -105,9 +127,36 @@ class Optimizers:
         if d.kind is DefKind.ASSIGN and d.value is not None:
             answer = self.library(d.value)
         elif d.kind is DefKind.PARAM:
-            answer = self._annotated(d)
+            answer = self._annotated(d) or self._passed(d)
         self._defs[d] = answer
         return answer
+
+    def _passed(self, d: Def) -> Library | None:
+        """A parameter every call of its function in this file gives the same kind of
+        optimizer (`gan.compile(d_optimizer=keras.optimizers.Adam(...))`)."""
+        function = d.stmt
+        if not isinstance(function, cst.FunctionDef):
+            return None
+        params = function.params
+        ordered = [*params.posonly_params, *params.params, *params.kwonly_params]
+        names = tuple(p.name.value for p in ordered)
+        if d.name not in names:
+            return None
+        index = names.index(d.name)
+        answers: list[Library | None] = []
+        for call, callee in self._calls_of().get(qualified_name(self.model, function), []):
+            argument = argument_for(names, index, dict(keyed_arguments(call, callee)))
+            answers.append(self.library(argument.value) if argument is not None else None)
+        return _same(answers)
+
+    def _calls_of(self) -> dict[str, list[tuple[cst.Call, Callee]]]:
+        if self._calls is None:
+            self._calls = {}
+            for site in self.model.calls:
+                callee = callee_of(self.model, site.node)
+                if callee is not None:
+                    self._calls.setdefault(callee.target, []).append((site.node, callee))
+        return self._calls
 
     def _annotated(self, d: Def) -> Library | None:
         function = d.stmt
