@@ -16,6 +16,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from tapelint.analysis.callees import callee_of, local_name, qualified_name
+from tapelint.analysis.differentiability import every_source_reaches
 from tapelint.analysis.expressions import names_in, statements
 from tapelint.analysis.gradients import (
     GradientFlow,
@@ -151,7 +152,11 @@ class _Summarizer:
     def _flow(self, flow: GradientFlow, function: cst.FunctionDef) -> Flow:
         return Flow(
             raw=tuple(
-                [self._raw_site(origin) for origin in flow.origins]
+                [
+                    self._raw_site(origin)
+                    for origin in flow.origins
+                    if not every_source_reaches(self.model, origin)
+                ]
                 + [self._received_site(call, function) for call in flow.received]
             ),
             params=tuple(sorted(flow.params)),
