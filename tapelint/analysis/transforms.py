@@ -8,7 +8,8 @@ A transform is an op applied to each gradient of a list that comes straight from
 The op is arithmetic on the gradient (`g * scale`) or a TensorFlow / Keras call that takes
 it (`tf.clip_by_norm(g, c)`, `tf.math.l2_normalize(g)`); both raise on None. A call of a
 function TensorFlow does not define, building a tuple `(g, v)`, or `tf.clip_by_global_norm`
-(None-safe) is not one.
+(None-safe) is not one. A TensorFlow op mapped over the list as a function reference
+(`tf.nest.map_structure(tf.add, grads, accumulated)`) is one too.
 
 Guarded means: the gradients come from `unconnected_gradients=ZERO` (never None), a None test
 on the gradients or on the loop variable exists (`if g is not None`, `None if g is None else
@@ -95,7 +96,12 @@ def _unguarded_map(
     if not builtin_map and model.imports.qualify(func) not in _MAPPERS:
         return None
     positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-    if len(positional) < 2 or not isinstance(positional[0], cst.Lambda):
+    if len(positional) < 2:
+        return None
+    if _raises_on_none(model, positional[0]):
+        # `tf.nest.map_structure(tf.add, grads, accumulated)`: the op itself is mapped.
+        return _mapped_op(model, call, positional[1:], scope)
+    if not isinstance(positional[0], cst.Lambda):
         return None
     function = positional[0]
     parameters = function.params.params
@@ -117,6 +123,19 @@ def _unguarded_map(
         op = _first_op_on(model, function.body, defs[0])
         if op is not None:
             return Transform(op, flow.origins[0], parameter.name.value)
+    return None
+
+
+def _mapped_op(
+    model: FileModel, call: cst.Call, structures: list[cst.BaseExpression], scope: Scope
+) -> Transform | None:
+    """A TensorFlow op mapped over a raw gradient list: it is called with each None."""
+    for structure in structures:
+        flow = gradients_of(model, structure, scope)
+        if flow.opaque or not flow.origins or handles_none(model, flow):
+            continue
+        if all(_sources_are_a_list(model, origin) for origin in flow.origins):
+            return Transform(call, flow.origins[0], "g")
     return None
 
 
@@ -289,7 +308,7 @@ def _first_op_on(
         return node
     if (
         isinstance(node, cst.Call)
-        and _raises_on_none(model, node)
+        and _raises_on_none(model, node.func)
         and any(_is_variable(model, arg.value, d) for arg in node.args)
     ):
         return node
@@ -300,8 +319,9 @@ def _first_op_on(
     return None
 
 
-def _raises_on_none(model: FileModel, call: cst.Call) -> bool:
-    qualified = model.imports.qualify(call.func)
+def _raises_on_none(model: FileModel, func: cst.BaseExpression) -> bool:
+    """A TensorFlow or Keras function (not `tf.clip_by_global_norm`): it raises on None."""
+    qualified = model.imports.qualify(func)
     if qualified is None or qualified in _NONE_SAFE:
         return False
     return is_tensorflow(qualified) or qualified.startswith("keras.")
