@@ -12,7 +12,7 @@ import gc
 import io
 import re
 import tokenize
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -27,6 +27,9 @@ from tapelint.registry import rule_by_code_or_name
 from tapelint.rule import Finding, NodeEdit, Rule
 from tapelint.source import SparseSource, SyntaxProblem, TriggerTest, relevant_source
 from tapelint.suppression import unsuppressed
+
+# A notebook's program position (line, column) -> (cell, position within the cell).
+CellPlacer = Callable[[int, int], tuple[int, Position]]
 
 
 @dataclass(frozen=True)
@@ -106,13 +109,16 @@ class Linter:
         *,
         is_notebook: bool = False,
         context: ModuleContext | None = None,
+        cells: CellPlacer | None = None,
     ) -> FileAnalysis:
         """The diagnostics of one source text, the summary of its module (for the project
-        index), and the names outside it the check looked up in `context`'s index."""
+        index), and the names outside it the check looked up in `context`'s index.
+        `cells` places a position of a notebook's program in its cell, for the sites that
+        messages and related locations name (the diagnostics stay in program lines)."""
         if not self.codes or not self._trigger_test.in_text(text):
             return FileAnalysis([])
         with _gc_paused():
-            found = self._analyze(text, path, is_notebook, context or ModuleContext())
+            found = self._analyze(text, path, is_notebook, context or ModuleContext(), cells)
         lines = text.split("\n")
         lines_of = {d.start.line: lines[d.start.line - 1] for d in found.diagnostics}
         kept = unsuppressed(found.diagnostics, lines_of, text)
@@ -120,7 +126,12 @@ class Linter:
         return found
 
     def _analyze(
-        self, text: str, path: str, is_notebook: bool, context: ModuleContext
+        self,
+        text: str,
+        path: str,
+        is_notebook: bool,
+        context: ModuleContext,
+        cells: CellPlacer | None,
     ) -> FileAnalysis:
         lines = text.split("\n")
         sparse = relevant_source(text, self.triggers)
@@ -141,7 +152,7 @@ class Linter:
             is_package=context.is_package,
         )
         model.path = path
-        locate = _Locator(model, sparse, lines)
+        locate = _Locator(model, sparse, lines, cells)
         summary = summarize(model, path, locate.place)
         model.index = (context.index or ProjectIndex()).with_module(summary)
         findings = [(type(rule), f) for rule in self.rules for f in rule.findings(model)]
@@ -211,7 +222,14 @@ class _Locator:
     model cannot place is resolved in the whole module instead.
     """
 
-    def __init__(self, model: FileModel, sparse: SparseSource, lines: list[str]) -> None:
+    def __init__(
+        self,
+        model: FileModel,
+        sparse: SparseSource,
+        lines: list[str],
+        cells: CellPlacer | None = None,
+    ) -> None:
+        self._cells = cells
         self._model = model
         self._module = model.module
         self._sparse = sparse
@@ -226,7 +244,10 @@ class _Locator:
     def place(self, node: cst.CSTNode) -> tuple[int, int, int | None]:
         """(line, column, cell) of where `node` starts, for a summary's sites."""
         start, _ = self.span(node)
-        return start.line, start.column, None
+        if self._cells is None:
+            return start.line, start.column, None
+        cell, where = self._cells(start.line, start.column)
+        return where.line, where.column, cell
 
     def span(self, node: cst.CSTNode) -> tuple[Position, Position]:
         where = self._range(node)
