@@ -19,7 +19,6 @@ import libcst as cst
 from tapelint.analysis.dataflow import target_definitions
 from tapelint.analysis.expressions import argument_value, computes, contains
 from tapelint.analysis.lifecycle import escapes
-from tapelint.analysis.reuse import precedes
 from tapelint.analysis.model import (
     Def,
     DefKind,
@@ -31,6 +30,7 @@ from tapelint.analysis.model import (
     Use,
     is_recording,
 )
+from tapelint.analysis.reuse import precedes
 
 # Calls that take the gradients and leave nothing a tape could differentiate later:
 # applying them, accumulating them into variables (an assignment has no gradient), logging
@@ -162,7 +162,9 @@ def _recording_tapes(model: FileModel, call: TapeCall) -> list[TapeInstance]:
         other = frame.tape
         if frame.kind is not FrameKind.TAPE or other is None or other is call.tape:
             continue
-        if other not in tapes and is_recording(call.ctx, other) and not _stopped(model, other, call):
+        if other in tapes or not is_recording(call.ctx, other):
+            continue
+        if not _stopped(model, other, call):
             tapes.append(other)
     return tapes
 

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.expressions import argument_value, in_execution_order
-from tapelint.analysis.significant_work import SignificantWork
 from tapelint.analysis.model import (
     DefKind,
     FileModel,
@@ -16,6 +15,7 @@ from tapelint.analysis.model import (
     Tri,
     Use,
 )
+from tapelint.analysis.significant_work import SignificantWork
 
 # A jacobian computed without pfor re-reads the tape once per output element, which
 # TensorFlow only allows on a persistent tape.

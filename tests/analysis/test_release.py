@@ -125,7 +125,9 @@ def test_work_still_inside_the_tapes_own_block_does_not_count():
 
 
 def test_the_release_point_is_after_the_block_holding_the_last_use():
-    source = STEP.replace("    gx = t.gradient(l, x)\n", "    if y is not None:\n        gx = t.gradient(l, x)\n")
+    source = STEP.replace(
+        "    gx = t.gradient(l, x)\n", "    if y is not None:\n        gx = t.gradient(l, x)\n"
+    )
     model = model_of(HEADER + source + "    v = model(x_val)\n")
     found = unreleased(model, model.tapes[0])
     assert found is not None and found.release_after is not None
@@ -223,9 +225,7 @@ def test_helper_of_the_file_that_runs_a_model_is_significant():
 def test_recursive_helpers_terminate():
     source = (
         "def ping(n):\n    return pong(n - 1)\n"
-        "def pong(n):\n    return ping(n)\n"
-        + STEP
-        + "    ping(3)\n"
+        "def pong(n):\n    return ping(n)\n" + STEP + "    ping(3)\n"
     )
     assert _held(source) is None
 
