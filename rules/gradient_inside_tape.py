@@ -17,7 +17,8 @@ class GradientInsideTape(Rule):
 
     - the tape is persistent, so it records the gradient computation too;
     - another tape records at the call (an enclosing tape, or a second tape of the same
-      `with` that has not stopped), so that tape records the gradient computation;
+      `with` that has not stopped), so that tape records the gradient computation (not in a
+      `tf.function` or Keras `train_step`, where tapes record only while tracing);
     - the tape is not persistent, so it stops recording at the call, and something the block
       computes after the call feeds a later gradient call of the same tape (a call after the
       block, or the same call on a loop's next iteration), which then misses it.

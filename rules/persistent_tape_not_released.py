@@ -36,7 +36,9 @@ class PersistentTapeNotReleased(Rule):
     seen). Also not flagged: a `tf.function` step or a Keras `train_step` / `test_step`
     override (Keras traces them into a graph, where the tape is a trace-time object); a tape
     that escapes the function; a tape that answers at most one gradient call (its
-    persistence is the problem: TAP102 reports it).
+    persistence is the problem: TAP102 reports it); a tape that records only toy values
+    written out in the code (`tf.Variable(3.0)`, `tf.random.normal([7, 5])`, at most 1,000
+    elements each), as guides and unit tests do.
 
     ## Why is this bad?
     A persistent tape holds every intermediate tensor of the forward pass it recorded until

@@ -81,7 +81,8 @@ class InBlockCost:
     differentiates its result.
 
     - "persistent": the persistent tape records the gradient computation too;
-    - "recorded": another tape that records at the call (`recorder`) records it;
+    - "recorded": another tape that records at the call (`recorder`) records it (not in a
+      `tf.function` or a Keras `train_step`, where tapes record only while tracing);
     - "unrecorded": the non-persistent tape stops at the call, so `needed`, computed after
       it in the block, is not recorded for `later`, a later gradient call of the same tape
       (which raises on a spent tape, TAP105, or, after `with tape:` enters it again,
@@ -107,7 +108,10 @@ def in_block_cost(model: FileModel, call: TapeCall) -> InBlockCost | None:
     if tape.persistent is Tri.YES:
         return InBlockCost("persistent")
     target = _target_definitions(model, call)
-    for recorder in _recording_tapes(model, call):
+    # In a traced function another tape records only while the graph is traced: the graph
+    # that runs holds no tape.
+    recorders = [] if call.scope.is_compiled else _recording_tapes(model, call)
+    for recorder in recorders:
         # It watches every variable the forward pass read while it recorded, so it records
         # the backward pass through them.
         if recorder.watch_accessed_variables is Tri.NO:

@@ -16,6 +16,7 @@ from tapelint.analysis.model import (
     Use,
 )
 from tapelint.analysis.significant_work import SignificantWork
+from tapelint.analysis.toy_values import records_only_toy_values
 
 # A jacobian computed without pfor re-reads the tape once per output element, which
 # TensorFlow only allows on a persistent tape.
@@ -72,7 +73,8 @@ def unreleased(
     release it). In a loop body the next iteration's creation rebinds the name, so what
     counts is the rest of the body, the statements before the creation in the next
     iteration, and what follows the loop. A tape that serves at most one call has a
-    simpler problem: its persistence (TAP102)."""
+    simpler problem: its persistence (TAP102); one that records only toy values (see
+    `toy_values`) holds nothing worth releasing."""
     if tape.persistent is not Tri.YES or tape.scope.is_compiled:
         return None
     if tape.name is not None and "." in tape.name:
@@ -89,11 +91,14 @@ def unreleased(
         return None
     release = _release_point(model, tape, last_stmt)
     held = _Holding(model, tape, work or SignificantWork(model)).after(release or last_stmt)
+    found = None
     if held.work is not None:
-        return Unreleased(last_stmt, "work", release, held.work)
-    if held.to_end and tape.scope.is_module and model.is_notebook:
-        return Unreleased(last_stmt, "notebook", release)
-    return None
+        found = Unreleased(last_stmt, "work", release, held.work)
+    elif held.to_end and tape.scope.is_module and model.is_notebook:
+        found = Unreleased(last_stmt, "notebook", release)
+    if found is None or records_only_toy_values(model, tape):
+        return None
+    return found
 
 
 def _unreleased_attribute(model: FileModel, tape: TapeInstance) -> Unreleased | None:

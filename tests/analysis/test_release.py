@@ -240,7 +240,7 @@ def _module(source: str, *, notebook: bool) -> tuple[str, str | None] | None:
 
 MODULE = (
     "model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
-    "x = tf.ones((4, 3))\n"
+    "x = tf.constant(np.load('inputs.npy'))\n"
     "with tf.GradientTape(persistent=True) as tape:\n"
     "    tape.watch(x)\n"
     "    y = model(x)\n"
@@ -257,3 +257,43 @@ def test_module_scope_script_and_notebook():
     assert _module(fit, notebook=False) == ("work", "model.fit(x, x, epochs=3)")
     rebound = MODULE + "with tf.GradientTape() as tape:\n    z = model(x)\n"
     assert _module(rebound, notebook=True) is None
+
+
+TOY = (
+    "{inputs}"
+    "with tf.GradientTape(persistent=True) as tape:\n"
+    "    tape.watch(x)\n"
+    "    y = layer(x) * w\n"
+    "gx = tape.gradient(y, x)\n"
+    "gw = tape.gradient(y, w)\n"
+    "layer(x)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("inputs", "toy"),
+    [
+        ("x = tf.random.normal([7, 5])\nw = tf.Variable(2.0)\n", True),
+        ("x = tf.constant([[1., 2., 3.]])\nw = tf.Variable(tf.random.normal((3, 2)))\n", True),
+        ("x = np.random.rand(4, 2)\nw = tf.Variable([1.0, -1.0])\n", True),
+        ("x0 = [[1., 2.]]\nx = tf.constant(x0) * 2.0\nw = tf.Variable(0.5)\n", True),
+        ("x = tf.random.normal([64, 224, 224, 3])\nw = tf.Variable(2.0)\n", False),
+        ("x = tf.constant(np.linspace(0.0, 1.0, 50))\nw = tf.Variable(2.0)\n", False),
+        ("x = next(batches)\nw = tf.Variable(2.0)\n", False),
+        ("x = tf.random.normal([7, 5])\nw = load_weights()\n", False),
+    ],
+    ids=[
+        "random-of-written-shape",
+        "literal-data",
+        "numpy-random-dims",
+        "arithmetic-on-toys",
+        "too-many-elements",
+        "a-grid-is-not-a-toy",
+        "data-from-an-iterator",
+        "unknown-origin",
+    ],
+)
+def test_a_tape_over_toy_values_holds_nothing_worth_releasing(inputs, toy):
+    source = "layer = tf.keras.layers.Dense(4)\n" + TOY.format(inputs=inputs)
+    expected = None if toy else ("work", "layer(x)")
+    assert _module(source, notebook=True) == expected
