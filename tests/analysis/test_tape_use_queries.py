@@ -164,6 +164,14 @@ def _costs(body: str) -> list[tuple[str, ...] | None]:
             [("recorded", "dt"), None],
         ),
         (
+            "@tf.function\ndef gan(x):\n    with tf.GradientTape() as gt, tf.GradientTape() as dt:\n"
+            "        gl, dl = losses(x)\n        gg = gt.gradient(gl, g.trainable_variables)\n"
+            "        dg = dt.gradient(dl, d.trainable_variables)\n"
+            "    go.apply_gradients(zip(gg, g.trainable_variables))\n"
+            "    do.apply_gradients(zip(dg, d.trainable_variables))\n",
+            [None, None],
+        ),
+        (
             "def gan(x):\n    with tf.GradientTape() as gt, "
             "tf.GradientTape(watch_accessed_variables=False) as dt:\n"
             "        gl, dl = losses(x)\n        gg = gt.gradient(gl, g.trainable_variables)\n"
@@ -206,6 +214,7 @@ def _costs(body: str) -> list[tuple[str, ...] | None]:
         "non-persistent-metrics-after-call",
         "persistent-printed",
         "other-tape-of-the-same-with-records-it",
+        "other-tape-records-only-while-tracing",
         "other-tape-watches-nothing-accessed",
         "later-call-needs-penalty",
         "second-derivative-on-one-tape",
