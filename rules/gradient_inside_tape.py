@@ -1,7 +1,8 @@
 from collections.abc import Iterator
 
-from tapelint.analysis import FileModel, Tri
-from tapelint.analysis.higher_order import gradient_inside_own_block
+from tapelint.analysis import FileModel, TapeCall, Tri
+from tapelint.analysis.expressions import argument_value
+from tapelint.analysis.higher_order import InBlockCost, in_block_cost
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, tape_label
 
@@ -9,33 +10,55 @@ from tapelint.rule import Finding, Rule, tape_label
 class GradientInsideTape(Rule):
     """## What it does
     Checks for `tape.gradient` / `jacobian` / `batch_jacobian` called inside the tape's own
-    recording block (not under `tape.stop_recording()`) when no tape that records the call
-    differentiates its result.
+    recording block (not under `tape.stop_recording()`) where it costs something and no tape
+    that records the call differentiates its result.
 
-    Higher-order derivatives are the legitimate case and are not flagged: a gradient whose
-    result an enclosing tape differentiates, or a persistent tape that differentiates its own
-    first gradient. A gradient returned to the caller, stored, or passed to an unknown function
-    is not flagged either, since a tape in the caller may differentiate it.
+    It costs something when:
+
+    - the tape is persistent, so it records the gradient computation too;
+    - another tape records at the call (an enclosing tape, or a second tape of the same
+      `with` that has not stopped), so that tape records the gradient computation (not in a
+      `tf.function` or Keras `train_step`, where tapes record only while tracing);
+    - the tape is not persistent, so it stops recording at the call, and something the block
+      computes after the call feeds a later gradient call of the same tape (a call after the
+      block, or the same call on a loop's next iteration), which then misses it.
+
+    Not flagged: a non-persistent tape whose call is followed in its block only by the update,
+    metrics, logging or nothing at all. TensorFlow stops the tape at that call, so it records
+    nothing more and the call costs nothing. Higher-order derivatives are the legitimate case
+    and are not flagged either: a gradient whose result an enclosing tape differentiates, or a
+    persistent tape that differentiates its own first gradient. A gradient returned to the
+    caller, stored, or passed to an unknown function is not flagged, since a tape in the
+    caller may differentiate it.
 
     ## Why is this bad?
-    On a persistent tape the gradient computation is itself recorded, which costs CPU and
-    memory for nothing; TensorFlow warns that calling `gradient` "inside the context is
+    A tape that records a gradient computation nobody differentiates spends CPU and memory
+    for nothing; TensorFlow warns that calling `gradient` "inside the context is
     significantly less efficient than calling it outside the context". On a non-persistent
-    tape the call stops the recording: whatever the block does after it is silently not
-    recorded, although it reads as if it were. Either way the block no longer says what the
-    tape records (seed 000: "Keep the tape scope as small as correctness allows").
+    tape the call stops the recording: what the block computes after it is silently not
+    recorded, although it reads as if it were, so a later gradient of that tape cannot see it
+    (and asking a spent non-persistent tape again raises, TAP105).
 
     ## Example
     ```python
     with tf.GradientTape() as tape:
-        loss = loss_fn(y, model(x, training=True))
-        grads = tape.gradient(loss, model.trainable_variables)
+        tape.watch(x)
+        pred = model(x, training=True)
+        input_grads = tape.gradient(pred, x)
+        penalty = tf.reduce_mean(tf.square(input_grads))
+        loss = loss_fn(y, pred) + 0.1 * penalty
+    grads = tape.gradient(loss, model.trainable_variables)
     ```
 
     Use instead:
     ```python
     with tf.GradientTape() as tape:
-        loss = loss_fn(y, model(x, training=True))
+        with tf.GradientTape() as input_tape:
+            input_tape.watch(x)
+            pred = model(x, training=True)
+        input_grads = input_tape.gradient(pred, x)
+        penalty = tf.reduce_mean(tf.square(input_grads))
+        loss = loss_fn(y, pred) + 0.1 * penalty
     grads = tape.gradient(loss, model.trainable_variables)
     ```
     """
@@ -46,17 +69,40 @@ class GradientInsideTape(Rule):
 
     def check(self, model: FileModel) -> Iterator[Finding]:
         for call in model.gradient_calls:
-            if gradient_inside_own_block(model, call) is not Tri.YES:
+            cost = in_block_cost(model, call)
+            if cost is None:
                 continue
             tape = tape_label(call.tape)
-            if call.tape.persistent is Tri.YES:
-                effect = "the persistent tape records the gradient computation too"
-            elif call.tape.persistent is Tri.NO:
-                effect = "it stops the tape, so the rest of the block is not recorded"
+            if cost.kind != "unrecorded":
+                advice = "call it after the `with` block"
+            elif cost.later is call:
+                advice = "create the tape inside the loop, one per iteration"
             else:
-                effect = "the tape records it or stops recording there"
+                advice = "take it from a separate tape nested inside the block"
             yield Finding(
                 call.node,
                 f"`{tape}.{call.method}` is called inside `{tape}`'s recording block, where "
-                f"{effect}; call it after the `with` block",
+                f"{_effect(model, call, cost)}; {advice}",
             )
+
+
+def _effect(model: FileModel, call: TapeCall, cost: InBlockCost) -> str:
+    """What the in-block call costs, as the message says it."""
+    if cost.kind == "persistent":
+        return "the persistent tape records the gradient computation too"
+    if cost.recorder is not None:
+        return f"`{tape_label(cost.recorder)}` records the gradient computation too"
+    stops = "it stops" if call.tape.persistent is Tri.NO else "unless persistent, it stops"
+    needed = cost.needed
+    if needed is None or needed.stmt is call.stmt:
+        what = "its result is" if needed is None else f"its result `{needed.name}` is"
+    else:
+        what = f"`{needed.name}`, computed after it, is"
+    later = cost.later or call
+    target = argument_value(later.node, 0, "target")
+    shown = model.module.code_for_node(target) if target is not None else "..."
+    again = ", which runs again on the loop's next iteration" if later is call else ""
+    return (
+        f"{stops} recording, so {what} not recorded for "
+        f"`{tape_label(call.tape)}.{later.method}({shown}, ...)`{again}"
+    )

@@ -53,7 +53,8 @@ PERSISTENT_ONCE_INSIDE = textwrap.dedent(
     """
 )
 
-# TAP103 at 4:5 (the `with`), safe fix: `del tape` after the second gradient call.
+# TAP103 at 4:5 (the `with`), safe fix: `del tape` after the second gradient call (the
+# tape is still alive while `model.evaluate` runs).
 NOT_RELEASED = textwrap.dedent(
     """\
     import tensorflow as tf
@@ -64,6 +65,7 @@ NOT_RELEASED = textwrap.dedent(
         g1 = tape.gradient(loss, model.trainable_variables)
         g2 = tape.gradient(loss, x)
         print(g1, g2)
+        model.evaluate(validation_data)
     """
 )
 

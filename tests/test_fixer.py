@@ -137,7 +137,12 @@ def test_fix_keeps_a_bom(project):
 
 
 def test_fix_after_a_last_line_without_newline(project):
-    path = write(project, "train.py", NOT_RELEASED.replace("    print(g1, g2)\n", "").rstrip("\n"))
+    # The work the tape is held for runs first in the next iteration, before the tape.
+    source = NOT_RELEASED.replace("    print(g1, g2)\n    model.evaluate(validation_data)\n", "")
+    source = source.replace(
+        "for x in data:\n", "for x in data:\n    model.evaluate(validation_data)\n"
+    )
+    path = write(project, "train.py", source.rstrip("\n"))
     assert run_cli("check", "--fix").exit_code == 0
     assert path.read_text().endswith("    g2 = tape.gradient(loss, x)\n    del tape\n")
     ast.parse(path.read_text())

@@ -31,8 +31,13 @@ Questions the rules ask:
 - `differentiability`: does the target keep a differentiable path to its sources? (TAP302)
 - `lifecycle`: how a tape is used, whether it escapes, whether it is released. (TAP102,
   TAP103)
-- `higher_order`: is a gradient taken inside its own block, and differentiated again?
-  (TAP104)
+- `significant_work`: does work that runs while a tape is held cost memory (a model run
+  again, a helper that runs one, `yield`), or is it idle (updates, metrics, checks)?
+  (TAP103)
+- `toy_values`: does a tape record only values written out in the code and tiny (a guide's
+  `tf.Variable(3.0)`, `tf.random.normal([7, 5])`)? (TAP103)
+- `higher_order`: is a gradient taken inside its own block, differentiated again, and what
+  does the call cost there? (TAP104)
 - `reuse`: which call asks a spent non-persistent tape a second time? (TAP105)
 - `unrelated`: which work in a block depends on nothing the tape watches? (TAP106)
 - `watching`: is a source a plain tensor, did the tape watch it, what does a `watch` call

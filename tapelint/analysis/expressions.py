@@ -135,6 +135,17 @@ def child_blocks(stmt: cst.CSTNode) -> list[Sequence[cst.CSTNode]]:
     return blocks
 
 
+def in_execution_order(stmts: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
+    """Statements in source order, each compound statement before the statements of its
+    blocks; definitions (whose bodies do not run there) are left out."""
+    for stmt in stmts:
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        yield stmt
+        for block in child_blocks(stmt):
+            yield from in_execution_order(block)
+
+
 def statements(suite: cst.BaseSuite) -> Sequence[cst.CSTNode]:
     """A suite's statements; a one-line suite (`if x: return`) counts as one statement."""
     return suite.body if isinstance(suite, cst.IndentedBlock) else (suite,)

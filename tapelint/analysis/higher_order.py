@@ -11,15 +11,17 @@ stored in a container or attribute, passed to an unknown function), the answer i
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
 import libcst as cst
 
 from tapelint.analysis.dataflow import target_definitions
-from tapelint.analysis.expressions import argument_value, contains
+from tapelint.analysis.expressions import argument_value, computes, contains
 from tapelint.analysis.lifecycle import escapes
 from tapelint.analysis.model import (
     Def,
+    DefKind,
     FileModel,
     FrameKind,
     TapeCall,
@@ -28,6 +30,7 @@ from tapelint.analysis.model import (
     Use,
     is_recording,
 )
+from tapelint.analysis.reuse import precedes
 
 # Calls that take the gradients and leave nothing a tape could differentiate later:
 # applying them, accumulating them into variables (an assignment has no gradient), logging
@@ -58,7 +61,7 @@ def gradient_inside_own_block(model: FileModel, call: TapeCall) -> Tri:
     tape = call.tape
     if not call.is_gradient or call.scope is not tape.scope or not is_recording(call.ctx, tape):
         return Tri.NO
-    recorders = _recording_tapes(call)
+    recorders = _recording_tapes(model, call)
     # With no other tape recording and a tape that stops at this call, nothing the result is
     # handed to can be differentiated in this scope: a discarded `x.apply_*(...)` ends it.
     result = _ResultFlow(model, call, own_appliers=not recorders and tape.persistent is Tri.NO)
@@ -72,16 +75,111 @@ def gradient_inside_own_block(model: FileModel, call: TapeCall) -> Tri:
     return Tri.YES
 
 
-def _recording_tapes(call: TapeCall) -> list[TapeInstance]:
-    """The other tapes recording at the call (enclosing blocks, not stopped)."""
+@dataclass(frozen=True)
+class InBlockCost:
+    """What a gradient taken inside its own recording block costs when nothing
+    differentiates its result.
+
+    - "persistent": the persistent tape records the gradient computation too;
+    - "recorded": another tape that records at the call (`recorder`) records it (not in a
+      `tf.function` or a Keras `train_step`, where tapes record only while tracing);
+    - "unrecorded": the non-persistent tape stops at the call, so `needed`, computed after
+      it in the block, is not recorded for `later`, a later gradient call of the same tape
+      (which raises on a spent tape, TAP105, or, after `with tape:` enters it again,
+      silently misses what `needed` contributed). `later` is the call itself when a loop
+      inside the block runs it again.
+    """
+
+    kind: str
+    recorder: TapeInstance | None = None
+    later: TapeCall | None = None
+    needed: Def | None = None
+
+
+def in_block_cost(model: FileModel, call: TapeCall) -> InBlockCost | None:
+    """For a gradient taken inside its own block that no recording tape differentiates
+    again: what that costs, or None when it costs nothing. A non-persistent tape stops
+    recording at the call, so when no other tape records there and nothing the block
+    computes after the call feeds a later gradient of the tape (only `apply_gradients`,
+    logging or nothing follows), the call costs nothing."""
+    if gradient_inside_own_block(model, call) is not Tri.YES:
+        return None
+    tape = call.tape
+    if tape.persistent is Tri.YES:
+        return InBlockCost("persistent")
+    target = _target_definitions(model, call)
+    # In a traced function another tape records only while the graph is traced: the graph
+    # that runs holds no tape.
+    recorders = [] if call.scope.is_compiled else _recording_tapes(model, call)
+    for recorder in recorders:
+        # It watches every variable the forward pass read while it recorded, so it records
+        # the backward pass through them.
+        if recorder.watch_accessed_variables is Tri.NO:
+            continue
+        if not target or any(is_recording(d.ctx, recorder) for d in target):
+            return InBlockCost("recorded", recorder=recorder)
+    return _unrecorded_need(model, call)
+
+
+def _unrecorded_need(model: FileModel, call: TapeCall) -> InBlockCost | None:
+    """A value computed in the call's block after the call (in later iterations too, when a
+    loop inside the block repeats the call) that a later gradient call of the tape needs."""
+    tape = call.tape
+    frames = list(call.ctx)
+    position = max(i for i, f in enumerate(frames) if f.tape is tape and f.kind is FrameKind.TAPE)
+    block = frames[position].node
+    loops = [f.node for f in frames[position + 1 :] if f.kind is FrameKind.LOOP]
+    later = [
+        other
+        for other in model.calls_on(tape)
+        if other.is_gradient and other.scope is call.scope and other.order > call.order
+    ]
+    if loops:
+        later.insert(0, call)
+    for other in later:
+        needed = [
+            d
+            for d in _target_definitions(model, other)
+            if any(f.node is block for f in d.ctx)
+            and _computes(model, d)
+            and (d.order > call.order or (loops and any(f.node is loops[0] for f in d.ctx)))
+        ]
+        if needed:
+            # Name a value computed after the call rather than the call's own result.
+            needed.sort(key=lambda d: (d.stmt is call.stmt, d.order))
+            return InBlockCost("unrecorded", later=other, needed=needed[0])
+    return None
+
+
+def _computes(model: FileModel, d: Def) -> bool:
+    if d.kind is DefKind.AUG:
+        return True
+    return d.value is not None and computes(d.value, model.imports)
+
+
+def _recording_tapes(model: FileModel, call: TapeCall) -> list[TapeInstance]:
+    """The other tapes recording at the call (enclosing blocks, not stopped): a
+    non-persistent tape stops at its own gradient call, so one whose call certainly ran
+    before this one (`g1 = gen_tape.gradient(...)` earlier in the block) records no more."""
     tapes: list[TapeInstance] = []
     for frame in call.ctx:
         other = frame.tape
         if frame.kind is not FrameKind.TAPE or other is None or other is call.tape:
             continue
-        if other not in tapes and is_recording(call.ctx, other):
+        if other in tapes or not is_recording(call.ctx, other):
+            continue
+        if not _stopped(model, other, call):
             tapes.append(other)
     return tapes
+
+
+def _stopped(model: FileModel, tape: TapeInstance, call: TapeCall) -> bool:
+    if tape.persistent is not Tri.NO:
+        return False
+    return any(
+        other.is_gradient and other.order < call.order and precedes(model, other, call)
+        for other in model.calls_on(tape)
+    )
 
 
 def _differentiates(

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tapelint.analysis.expressions import argument_value
+from tapelint.analysis.expressions import argument_value, in_execution_order
 from tapelint.analysis.model import (
     DefKind,
     FileModel,
@@ -15,6 +15,8 @@ from tapelint.analysis.model import (
     Tri,
     Use,
 )
+from tapelint.analysis.significant_work import SignificantWork
+from tapelint.analysis.toy_values import records_only_toy_values
 
 # A jacobian computed without pfor re-reads the tape once per output element, which
 # TensorFlow only allows on a persistent tape.
@@ -51,17 +53,28 @@ def serves_at_most_one_call(model: FileModel, tape: TapeInstance) -> Tri:
 
 @dataclass(frozen=True)
 class Unreleased:
-    """A persistent tape kept alive after its last use while more work runs."""
+    """A persistent tape kept alive after its last use while significant work runs (see
+    `significant_work`), in a notebook's kernel, or on an object."""
 
     last_use: cst.CSTNode  # the statement of the last use
-    why: str  # "module", "notebook", "loop", "function" or "attribute"
+    why: str  # "work", "notebook" or "attribute"
     # The statement after which `del <tape>` can go, in the block that created the tape.
     release_after: cst.CSTNode | None
+    # For "work": the first significant call (or `yield`) that runs while the tape is held.
+    work: cst.CSTNode | None = None
 
 
-def unreleased(model: FileModel, tape: TapeInstance) -> Unreleased | None:
-    """A persistent tape that needs its persistence (more than one call) and outlives its
-    last use; a tape that serves at most one call has a simpler problem: its persistence."""
+def unreleased(
+    model: FileModel, tape: TapeInstance, work: SignificantWork | None = None
+) -> Unreleased | None:
+    """A persistent tape that needs its persistence (more than one call) and is still bound
+    while significant work runs after the place where `del` would go: after its last use,
+    in the block that created it (a statement later in the tape's own `with` block cannot
+    release it). In a loop body the next iteration's creation rebinds the name, so what
+    counts is the rest of the body, the statements before the creation in the next
+    iteration, and what follows the loop. A tape that serves at most one call has a
+    simpler problem: its persistence (TAP102); one that records only toy values (see
+    `toy_values`) holds nothing worth releasing."""
     if tape.persistent is not Tri.YES or tape.scope.is_compiled:
         return None
     if tape.name is not None and "." in tape.name:
@@ -74,19 +87,18 @@ def unreleased(model: FileModel, tape: TapeInstance) -> Unreleased | None:
     last_order = working[-1].order if working else tape.order
     if last_stmt is None:
         return None
-    loop = _innermost_loop(tape)
-    if _released_after(model, tape, uses, last_order, loop):
+    if _released_after(model, tape, uses, last_order, _innermost_loop(tape)):
         return None
-    after = _after_last_use(model, last_stmt, tape.name or "")
-    if loop is not None:
-        why = "loop"
-    elif after == "work":
-        why = "module" if tape.scope.is_module else "function"
-    elif after == "end" and tape.scope.is_module and model.is_notebook:
-        why = "notebook"
-    else:
+    release = _release_point(model, tape, last_stmt)
+    held = _Holding(model, tape, work or SignificantWork(model)).after(release or last_stmt)
+    found = None
+    if held.work is not None:
+        found = Unreleased(last_stmt, "work", release, held.work)
+    elif held.to_end and tape.scope.is_module and model.is_notebook:
+        found = Unreleased(last_stmt, "notebook", release)
+    if found is None or records_only_toy_values(model, tape):
         return None
-    return Unreleased(last_stmt, why, _release_point(model, tape, last_stmt))
+    return found
 
 
 def _unreleased_attribute(model: FileModel, tape: TapeInstance) -> Unreleased | None:
@@ -131,49 +143,87 @@ def _released_after(
     return False
 
 
-_LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical"})
+@dataclass(frozen=True)
+class _Held:
+    work: cst.CSTNode | None  # the first significant work while the name holds the tape
+    to_end: bool  # the name still holds the tape where its scope's code ends
 
 
-def _is_idle(model: FileModel, stmt: cst.CSTNode) -> bool:
-    """`return`, `pass`, a docstring, or printing/logging: nothing that holds memory long."""
-    if not isinstance(stmt, cst.SimpleStatementLine):
-        return False
-    for small in stmt.body:
-        if isinstance(small, (cst.Return, cst.Pass)):
-            continue
-        if not isinstance(small, cst.Expr):
-            return False
-        value = small.value
-        if isinstance(value, cst.SimpleString):
-            continue
-        if not isinstance(value, cst.Call):
-            return False
-        func = value.func
-        if isinstance(func, cst.Name) and func.value == "print":
-            continue
-        if isinstance(func, cst.Attribute) and func.attr.value in _LOG_METHODS:
-            continue
-        if model.imports.qualify(func) == "tensorflow.print":
-            continue
-        return False
-    return True
+class _Holding:
+    """Walks what runs after the release point while the tape's name still holds it."""
+
+    def __init__(self, model: FileModel, tape: TapeInstance, work: SignificantWork) -> None:
+        self.model = model
+        self.name = tape.name or ""
+        self.creation_path = model.statement_path(tape.stmt) or [tape.stmt]
+        self.work = work
+
+    def after(self, release: cst.CSTNode) -> _Held:
+        current = release
+        while current in self.model.stmt_parent:
+            owner, block, index = self.model.stmt_parent[current]
+            for later in block[index + 1 :]:
+                event = self._event(later)
+                if event is not None:
+                    return event
+            if isinstance(owner, (cst.Module, cst.FunctionDef, cst.ClassDef)):
+                break
+            if isinstance(owner, (cst.For, cst.While)):
+                found = self._next_iteration(owner)
+                if found is not None:
+                    return _Held(found, False)
+            current = owner
+        return _Held(None, True)
+
+    def _next_iteration(self, loop: cst.For | cst.While) -> cst.CSTNode | None:
+        """Significant work the loop's next iteration runs before the tape's creation
+        rebinds the name: the `while` test, then at each level from the loop body down to
+        the creation, the statements before it and the headers (an `if` test) on the way."""
+        if isinstance(loop, cst.While):
+            found = self.work.in_statement(loop)
+            if found is not None:
+                return found
+        path = self.creation_path
+        for child in path[path.index(loop) + 1 :] if loop in path else ():
+            _, block, index = self.model.stmt_parent[child]
+            for earlier in block[:index]:
+                event = self._event(earlier)
+                if event is not None:
+                    return event.work
+            if child is path[-1]:
+                break
+            found = self.work.in_statement(child)
+            if found is not None:
+                return found
+        return None
+
+    def _event(self, stmt: cst.CSTNode) -> _Held | None:
+        """What running `stmt` means for the held tape, in execution order: the name is
+        rebound or deleted (released), significant work runs, or the function returns."""
+        for executed in in_execution_order((stmt,)):
+            if self._rebinds(executed):
+                return _Held(None, False)
+            found = self.work.in_statement(executed)
+            if found is not None:
+                return _Held(found, False)
+        if isinstance(stmt, cst.SimpleStatementLine) and any(
+            isinstance(small, (cst.Return, cst.Raise)) for small in stmt.body
+        ):
+            return _Held(None, True)
+        return None
+
+    def _rebinds(self, stmt: cst.CSTNode) -> bool:
+        if any(d.name == self.name for d in self.model.defs_by_stmt.get(stmt, ())):
+            return True
+        return isinstance(stmt, cst.SimpleStatementLine) and any(
+            isinstance(small, cst.Del) and _deletes(small.target, self.name) for small in stmt.body
+        )
 
 
-def _after_last_use(model: FileModel, stmt: cst.CSTNode, name: str) -> str:
-    """What follows the last use in its scope: "work" (a statement that is not idle runs
-    while the tape is alive), "rebound" (the name is rebound or deleted first) or "end"."""
-    current = stmt
-    while current in model.stmt_parent:
-        owner, block, index = model.stmt_parent[current]
-        for later in block[index + 1 :]:
-            if any(d.name == name for d in model.defs_by_stmt.get(later, ())):
-                return "rebound"
-            if not _is_idle(model, later):
-                return "work"
-        if isinstance(owner, (cst.Module, cst.FunctionDef, cst.ClassDef)):
-            return "end"
-        current = owner
-    return "end"
+def _deletes(target: cst.BaseExpression, name: str) -> bool:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return any(_deletes(element.value, name) for element in target.elements)
+    return isinstance(target, cst.Name) and target.value == name
 
 
 def _release_point(

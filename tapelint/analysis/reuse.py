@@ -59,7 +59,7 @@ def _unreachable_when_spent(
     """A repeat that runs only after another repeat has already raised: two earlier calls
     on its straight-line path, or (for a call repeated by a loop) a later call that every
     iteration reaches after it, which raises first."""
-    earlier = [c for c in calls if c.order < call.order and _precedes(model, c, call)]
+    earlier = [c for c in calls if c.order < call.order and precedes(model, c, call)]
     if len(earlier) >= 2:
         first = min(c.order for c in earlier)
         if not any(first < start < call.order for start, _ in tape.blocks.values()):
@@ -70,7 +70,7 @@ def _unreachable_when_spent(
             if (
                 loops
                 and later.order > call.order
-                and _precedes(model, call, later)
+                and precedes(model, call, later)
                 and any(f.node is loops[-1] for f in later.ctx)
             ):
                 return True
@@ -153,7 +153,7 @@ def _fallback_after_failed_call(model: FileModel, call: TapeCall, calls: list[Ta
     return False
 
 
-def _precedes(model: FileModel, first: TapeCall, then: TapeCall) -> bool:
+def precedes(model: FileModel, first: TapeCall, then: TapeCall) -> bool:
     """`first` is a whole statement (`g = tape.gradient(...)`) sitting earlier in a block
     that encloses `then`'s statement: whenever `then` runs, `first` ran before it."""
     if not _is_whole_statement(first) or first.stmt is None or then.stmt is None:

@@ -1,11 +1,10 @@
-"""The questions rules ask: recorded targets, NumPy on the path, gradient flows, release."""
+"""The questions rules ask: recorded targets, NumPy on the path, gradient flows."""
 
 import pytest
 
 from tapelint.analysis import Tri
 from tapelint.analysis.dataflow import numpy_on_path
 from tapelint.analysis.gradients import applied_gradients, handles_none
-from tapelint.analysis.lifecycle import unreleased
 from tapelint.analysis.recording import target_recorded
 from tests.analysis.helpers import code, model_of
 
@@ -173,36 +172,6 @@ def test_unconnected_gradients_zero_handles_none():
         "opt.apply_gradients(zip(g, vs))\n"
     )
     assert flow.origins and handles_none(model, flow)
-
-
-@pytest.mark.parametrize(
-    ("body", "why"),
-    [
-        ("    a = t.gradient(y, x)\n    b = t.gradient(y, w)\n    opt.step()\n", "function"),
-        ("    a = t.gradient(y, x)\n    b = t.gradient(y, w)\n    return a, b\n", None),
-        ("    a = t.gradient(y, x)\n    b = t.gradient(y, w)\n    del t\n    opt.step()\n", None),
-        (
-            "    a = t.gradient(y, x)\n    b = t.gradient(y, w)\n    t = None\n    opt.step()\n",
-            None,
-        ),
-    ],
-    ids=["work-after", "only-return", "del", "set-none"],
-)
-def test_unreleased_in_function(body, why):
-    model = model_of(
-        HEADER + "def step(x):\n    with tf.GradientTape(persistent=True) as t:\n"
-        "        y = f(x)\n" + body
-    )
-    found = unreleased(model, model.tapes[0])
-    assert (found.why if found else None) == why
-
-
-def test_unreleased_skips_tf_function():
-    model = model_of(
-        HEADER + "@tf.function\ndef step(x):\n    with tf.GradientTape(persistent=True) as t:\n"
-        "        y = f(x)\n    a = t.gradient(y, x)\n    b = t.gradient(y, w)\n    opt.step()\n"
-    )
-    assert unreleased(model, model.tapes[0]) is None
 
 
 def test_nested_conversions_are_reported_once_at_the_innermost():

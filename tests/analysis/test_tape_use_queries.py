@@ -4,7 +4,7 @@ work in a tape's block that does not depend on what the tape watches."""
 import pytest
 
 from tapelint.analysis import Tri
-from tapelint.analysis.higher_order import gradient_inside_own_block
+from tapelint.analysis.higher_order import gradient_inside_own_block, in_block_cost
 from tapelint.analysis.reuse import reused_calls
 from tapelint.analysis.unrelated import unrelated_work
 from tests.analysis.helpers import code, model_of
@@ -112,6 +112,119 @@ def _inside(body: str) -> list[Tri]:
 )
 def test_gradient_inside_own_block(body, answers):
     assert _inside(body) == answers
+
+
+def _costs(body: str) -> list[tuple[str, ...] | None]:
+    """Per gradient call: None, or what the in-block call costs with its evidence (the
+    recording tape; the later call's target and the value it misses)."""
+    model = model_of(HEADER + body)
+    answers: list[tuple[str, ...] | None] = []
+    for call in model.gradient_calls:
+        cost = in_block_cost(model, call)
+        if cost is None:
+            answers.append(None)
+        elif cost.kind == "recorded":
+            answers.append((cost.kind, cost.recorder.name))
+        elif cost.kind == "unrecorded":
+            target = code(model, cost.later.node.args[0].value)
+            again = "itself" if cost.later is call else "later"
+            answers.append((cost.kind, again, target, cost.needed.name))
+        else:
+            answers.append((cost.kind,))
+    return answers
+
+
+@pytest.mark.parametrize(
+    ("body", "answers"),
+    [
+        (
+            "def step(x):\n    with tf.GradientTape() as t:\n        l = f(m(x))\n"
+            "        g = t.gradient(l, m.trainable_variables)\n"
+            "        opt.apply_gradients(zip(g, m.trainable_variables))\n",
+            [None],
+        ),
+        (
+            "def step(x):\n    with tf.GradientTape() as t:\n        l = f(m(x))\n"
+            "        g = t.gradient(l, m.trainable_variables)\n"
+            "        acc = tf.reduce_mean(m(x))\n        n = tf.linalg.global_norm(g)\n"
+            "    opt.apply_gradients(zip(g, m.trainable_variables))\n    print(acc, n)\n",
+            [None],
+        ),
+        (
+            "def step(x):\n    with tf.GradientTape(persistent=True) as t:\n        t.watch(x)\n"
+            "        y = x * x\n        dy = t.gradient(y, x)\n        print(dy)\n",
+            [("persistent",)],
+        ),
+        (
+            "def gan(x):\n    with tf.GradientTape() as gt, tf.GradientTape() as dt:\n"
+            "        gl, dl = losses(x)\n        gg = gt.gradient(gl, g.trainable_variables)\n"
+            "        dg = dt.gradient(dl, d.trainable_variables)\n"
+            "    go.apply_gradients(zip(gg, g.trainable_variables))\n"
+            "    do.apply_gradients(zip(dg, d.trainable_variables))\n",
+            [("recorded", "dt"), None],
+        ),
+        (
+            "@tf.function\ndef gan(x):\n    with tf.GradientTape() as gt, tf.GradientTape() as dt:\n"
+            "        gl, dl = losses(x)\n        gg = gt.gradient(gl, g.trainable_variables)\n"
+            "        dg = dt.gradient(dl, d.trainable_variables)\n"
+            "    go.apply_gradients(zip(gg, g.trainable_variables))\n"
+            "    do.apply_gradients(zip(dg, d.trainable_variables))\n",
+            [None, None],
+        ),
+        (
+            "def gan(x):\n    with tf.GradientTape() as gt, "
+            "tf.GradientTape(watch_accessed_variables=False) as dt:\n"
+            "        gl, dl = losses(x)\n        gg = gt.gradient(gl, g.trainable_variables)\n"
+            "    print(gg, dt.gradient(dl, x))\n",
+            [None, None],
+        ),
+        (
+            "def step(x):\n    with tf.GradientTape() as t:\n        t.watch(x)\n"
+            "        p = m(x)\n        gx = t.gradient(p, x)\n"
+            "        pen = tf.reduce_mean(gx ** 2)\n        l = f(p) + pen\n"
+            "    g = t.gradient(l, m.trainable_variables)\n    print(g)\n",
+            [("unrecorded", "later", "l", "pen"), None],
+        ),
+        (
+            "x = tf.constant(1.0)\nwith tf.GradientTape() as t:\n    t.watch(x)\n"
+            "    y = x ** 3\n    dy = t.gradient(y, x)\nd2y = t.gradient(dy, x)\nprint(d2y)\n",
+            [("unrecorded", "later", "dy", "dy"), None],
+        ),
+        (
+            "def fit(x, n):\n    with tf.GradientTape() as t:\n        for _ in range(n):\n"
+            "            l = f(m(x))\n            g = t.gradient(l, m.trainable_variables)\n"
+            "            opt.apply_gradients(zip(g, m.trainable_variables))\n",
+            [("unrecorded", "itself", "l", "l")],
+        ),
+        (
+            "x = tf.constant(2.0)\nt = tf.GradientTape()\nwith t:\n    t.watch(x)\n"
+            "    a = x * x\n    ga = t.gradient(a, x)\n    b = a * x\n"
+            "with t:\n    t.watch(x)\n    c = b * x\ngc = t.gradient(c, x)\nprint(ga, gc)\n",
+            [("unrecorded", "later", "c", "b"), None],
+        ),
+        (
+            "def step(x, flag):\n    with tf.GradientTape(persistent=flag) as t:\n"
+            "        l = f(m(x))\n        g = t.gradient(l, m.trainable_variables)\n"
+            "    opt.apply_gradients(zip(g, m.trainable_variables))\n",
+            [None],
+        ),
+    ],
+    ids=[
+        "non-persistent-applied-in-block",
+        "non-persistent-metrics-after-call",
+        "persistent-printed",
+        "other-tape-of-the-same-with-records-it",
+        "other-tape-records-only-while-tracing",
+        "other-tape-watches-nothing-accessed",
+        "later-call-needs-penalty",
+        "second-derivative-on-one-tape",
+        "loop-inside-the-block",
+        "re-entered-tape-misses-ops",
+        "persistence-unknown-nothing-needed",
+    ],
+)
+def test_in_block_cost(body, answers):
+    assert _costs(body) == answers
 
 
 def _reused(body: str) -> list[tuple[str, str]]:
