@@ -14,8 +14,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tapelint.analysis.callees import callee_of
-from tapelint.analysis.gradients import argument_for, keyed_arguments
+from tapelint.analysis.callees import argument_for, callee_of, keyed_arguments
 from tapelint.analysis.model import FileModel, Scope
 from tapelint.analysis.summaries import Site
 

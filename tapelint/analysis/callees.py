@@ -53,6 +53,31 @@ def callee_of(model: FileModel, call: cst.Call) -> Callee | None:
     return None
 
 
+def keyed_arguments(call: cst.Call, callee: Callee) -> list[tuple[str, cst.Arg]]:
+    """The call's arguments keyed as a summary's parameters are: by position (counting the
+    instance of a bound method call) or by keyword; `*args` / `**kwargs` are left out."""
+    keyed: list[tuple[str, cst.Arg]] = []
+    position = 1 if callee.bound else 0
+    for arg in call.args:
+        if arg.keyword is not None:
+            keyed.append((arg.keyword.value, arg))
+        elif not arg.star:
+            keyed.append((str(position), arg))
+            position += 1
+    return keyed
+
+
+def argument_for(
+    params: tuple[str, ...], param: int, arguments: dict[str, cst.Arg]
+) -> cst.Arg | None:
+    """The argument a call gives parameter `param` of a function with these parameters."""
+    if str(param) in arguments:
+        return arguments[str(param)]
+    if param < len(params):
+        return arguments.get(params[param])
+    return None
+
+
 def qualified_name(model: FileModel, node: cst.CSTNode) -> str:
     """`module.Class.method` for a function or class defined in this module."""
     return f"{model.module_name}.{_local_names(model).get(node, '?')}"

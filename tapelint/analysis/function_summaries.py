@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from tapelint.analysis.callees import callee_of, local_name, qualified_name
+from tapelint.analysis.callees import callee_of, keyed_arguments, local_name, qualified_name
 from tapelint.analysis.differentiability import every_source_reaches
 from tapelint.analysis.expressions import names_in, statements
 from tapelint.analysis.gradients import (
@@ -24,7 +24,6 @@ from tapelint.analysis.gradients import (
     applied_gradients,
     gradients_of,
     handles_none,
-    keyed_arguments,
 )
 from tapelint.analysis.model import ApplyCall, CallSite, DefKind, FileModel, Scope, TapeCall
 from tapelint.analysis.names import absolute

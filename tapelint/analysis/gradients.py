@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from tapelint.analysis.callees import Callee, callee_of
+from tapelint.analysis.callees import Callee, argument_for, callee_of, keyed_arguments
 from tapelint.analysis.expressions import argument_value, elements, names_in
 from tapelint.analysis.model import ApplyCall, Def, DefKind, FileModel, Scope, TapeCall
 from tapelint.analysis.names import is_gradient_tape
@@ -208,31 +208,6 @@ def _resolve_call(
             flow.opaque = True
         else:
             _follow(model, argument.value, flow, walk.plain())
-
-
-def keyed_arguments(call: cst.Call, callee: Callee) -> list[tuple[str, cst.Arg]]:
-    """The call's arguments keyed as a summary's parameters are: by position (counting the
-    instance of a bound method call) or by keyword; `*args` / `**kwargs` are left out."""
-    keyed: list[tuple[str, cst.Arg]] = []
-    position = 1 if callee.bound else 0
-    for arg in call.args:
-        if arg.keyword is not None:
-            keyed.append((arg.keyword.value, arg))
-        elif not arg.star:
-            keyed.append((str(position), arg))
-            position += 1
-    return keyed
-
-
-def argument_for(
-    params: tuple[str, ...], param: int, arguments: dict[str, cst.Arg]
-) -> cst.Arg | None:
-    """The argument a call gives parameter `param` of a function with these parameters."""
-    if str(param) in arguments:
-        return arguments[str(param)]
-    if param < len(params):
-        return arguments.get(params[param])
-    return None
 
 
 def _follow_subscript(

@@ -34,8 +34,13 @@ from enum import Enum
 
 import libcst as cst
 
-from tapelint.analysis.callees import Callee, callee_of, qualified_name
-from tapelint.analysis.gradients import argument_for, keyed_arguments
+from tapelint.analysis.callees import (
+    Callee,
+    argument_for,
+    callee_of,
+    keyed_arguments,
+    qualified_name,
+)
 from tapelint.analysis.keras_objects import KerasObjects, returns_of
 from tapelint.analysis.model import ApplyCall, Def, DefKind, FileModel
 
