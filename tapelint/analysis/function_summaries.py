@@ -11,13 +11,21 @@ summary knows nothing, which is what an empty one would say.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import libcst as cst
 
-from tapelint.analysis.callees import callee_of, keyed_arguments, local_name, qualified_name
+from tapelint.analysis.callees import (
+    Callee,
+    callee_of,
+    keyed_arguments,
+    local_name,
+    qualified_name,
+)
 from tapelint.analysis.differentiability import every_source_reaches
-from tapelint.analysis.expressions import names_in, statements
+from tapelint.analysis.expressions import in_execution_order, statements
 from tapelint.analysis.gradients import (
     GradientFlow,
     PendingCall,
@@ -39,6 +47,12 @@ from tapelint.analysis.summaries import (
     Site,
 )
 
+# Top-level packages whose functions never have a summary of the project's (the library
+# table's are found through calls, not forwards): a parameter handed to them is no fact.
+_ELSEWHERE = frozenset(
+    {*sys.stdlib_module_names, "tensorflow", "keras", "numpy", "jax", "torch", "scipy", "absl"}
+)
+
 # Where a node of the module is in the file as reported: (line, column, cell).
 Locate = Callable[[cst.CSTNode], tuple[int, int, int | None]]
 
@@ -46,13 +60,20 @@ Locate = Callable[[cst.CSTNode], tuple[int, int, int | None]]
 def summarize(model: FileModel, path: str, locate: Locate) -> ModuleSummary:
     """The summary of `model`'s module; `path` and `locate` place its sites."""
     builder = _Summarizer(model, path, locate)
+    scopes = {
+        name: scope
+        for scope in model.scopes
+        if isinstance(scope.node, cst.FunctionDef)
+        and (name := local_name(model, scope.node)) is not None
+    }
+    candidates = {name: builder.forward_candidates(scope) for name, scope in scopes.items()}
+    applies = {name: builder.applies(scope) for name, scope in scopes.items()}
+    kept = _forwards_that_can_apply(model.module_name, candidates, applies)
     functions: dict[str, FunctionSummary] = {}
-    for scope in model.scopes:
-        if isinstance(scope.node, cst.FunctionDef):
-            summary = builder.function(scope)
-            name = local_name(model, scope.node)
-            if summary.has_facts and name is not None:
-                functions[name] = summary
+    for name, scope in scopes.items():
+        summary = builder.function(scope, applies[name], kept[name])
+        if summary.has_facts:
+            functions[name] = summary
     return ModuleSummary(
         module=model.module_name,
         functions=functions,
@@ -62,6 +83,51 @@ def summarize(model: FileModel, path: str, locate: Locate) -> ModuleSummary:
         star_imports=tuple(_absolute(model, m) for m in model.imports.star_modules),
         bases=_bases(model),
     )
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """A parameter handed on, unfiltered, to argument `key` of `callee` by `call`."""
+
+    param: int
+    callee: Callee
+    key: str
+    call: cst.Call
+
+
+def _forwards_that_can_apply(
+    module: str,
+    candidates: dict[str, list[_Candidate]],
+    applies: dict[str, list[Applied]],
+) -> dict[str, list[_Candidate]]:
+    """The forwards worth a fact: to a function of another module (whose summary is not
+    known here), or to one of this module that applies, itself or through its own kept
+    forwards. Most functions hand their parameters to helpers that never apply gradients."""
+    prefix = f"{module}."
+    applying = {name for name, found in applies.items() if found}
+    changed = True
+    while changed:
+        changed = False
+        for name, found in candidates.items():
+            if name in applying:
+                continue
+            for candidate in found:
+                target = candidate.callee.target
+                local = target[len(prefix) :] if target.startswith(prefix) else None
+                if local is None or local not in candidates or local in applying:
+                    applying.add(name)
+                    changed = True
+                    break
+    return {
+        name: [
+            c
+            for c in found
+            if not c.callee.target.startswith(prefix)
+            or c.callee.target[len(prefix) :] not in candidates
+            or c.callee.target[len(prefix) :] in applying
+        ]
+        for name, found in candidates.items()
+    }
 
 
 class _Summarizer:
@@ -76,14 +142,16 @@ class _Summarizer:
         for site in model.calls:
             self._calls_by_scope.setdefault(site.scope, []).append(site)
 
-    def function(self, scope: Scope) -> FunctionSummary:
+    def function(
+        self, scope: Scope, applies: list[Applied], forwards: list[_Candidate]
+    ) -> FunctionSummary:
         function = scope.node
         assert isinstance(function, cst.FunctionDef)
         return FunctionSummary(
             params=_parameter_names(function),
             returns=self._returns(scope, function),
-            applies=tuple(self._applies(scope, function)),
-            forwards=tuple(self._forwards(scope, function)),
+            applies=tuple(applies),
+            forwards=tuple(self._forward(candidate, function) for candidate in forwards),
         )
 
     # ------------------------------------------------------------------ returns
@@ -115,7 +183,9 @@ class _Summarizer:
         parts[part] = parts[part].join(converted) if part in parts else converted
 
     # ------------------------------------------------------------------ applies, forwards
-    def _applies(self, scope: Scope, function: cst.FunctionDef) -> list[Applied]:
+    def applies(self, scope: Scope) -> list[Applied]:
+        function = scope.node
+        assert isinstance(function, cst.FunctionDef)
         found: list[Applied] = []
         for apply in self._applies_by_scope.get(scope, []):
             flow = applied_gradients(self.model, apply, summary=True)
@@ -125,14 +195,16 @@ class _Summarizer:
             found += [Applied(param, site) for param in sorted(flow.params)]
         return found
 
-    def _forwards(self, scope: Scope, function: cst.FunctionDef) -> list[Forward]:
-        found: list[Forward] = []
+    def forward_candidates(self, scope: Scope) -> list[_Candidate]:
+        function = scope.node
+        assert isinstance(function, cst.FunctionDef)
+        found: list[_Candidate] = []
         params = set(_parameter_names(function))
         for site in self._calls_by_scope.get(scope, []):
-            if not any(name.value in params for name in names_in(site.node)):
+            if not any(_names_a_parameter(arg.value, params) for arg in site.node.args):
                 continue  # hands on nothing that could come from a parameter
             callee = callee_of(self.model, site.node)
-            if callee is None:
+            if callee is None or callee.target.partition(".")[0] in _ELSEWHERE:
                 continue
             for key, arg in keyed_arguments(site.node, callee):
                 flow = gradients_of(self.model, arg.value, scope, summary=True)
@@ -140,12 +212,15 @@ class _Summarizer:
                     continue
                 if handles_none(self.model, flow, site.stmt):
                     continue
-                label = f"`{_spelled(self.model, site.node)}`"
-                where = self._site(site.node, label, function)
                 found += [
-                    Forward(param, callee.target, key, where) for param in sorted(flow.params)
+                    _Candidate(param, callee, key, site.node) for param in sorted(flow.params)
                 ]
         return found
+
+    def _forward(self, candidate: _Candidate, function: cst.FunctionDef) -> Forward:
+        label = f"`{_spelled(self.model, candidate.call)}`"
+        where = self._site(candidate.call, label, function)
+        return Forward(candidate.param, candidate.callee.target, candidate.key, where)
 
     # ------------------------------------------------------------------ conversion
     def _flow(self, flow: GradientFlow, function: cst.FunctionDef) -> Flow:
@@ -186,6 +261,15 @@ class _Summarizer:
         return Site(self.path, line, column, label, cell)
 
 
+def _names_a_parameter(value: cst.BaseExpression, params: set[str]) -> bool:
+    """`grads`, `grads[:n]`, `list(grads)`: an argument that may pass a parameter on."""
+    if isinstance(value, cst.Subscript):
+        value = value.value
+    elif isinstance(value, cst.Call) and value.args:
+        value = value.args[0].value
+    return isinstance(value, cst.Name) and value.value in params
+
+
 def _parameter_names(function: cst.FunctionDef) -> tuple[str, ...]:
     params = function.params
     return tuple(
@@ -195,16 +279,13 @@ def _parameter_names(function: cst.FunctionDef) -> tuple[str, ...]:
 
 def _returns(function: cst.FunctionDef) -> list[cst.Return]:
     """The `return` statements of `function` itself, not of functions nested in it."""
-    found: list[cst.Return] = []
-    pending: list[cst.CSTNode] = list(statements(function.body))
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        if isinstance(node, cst.Return):
-            found.append(node)
-        pending.extend(node.children)
-    return found
+    return [
+        small
+        for stmt in in_execution_order(statements(function.body))
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+        for small in stmt.body
+        if isinstance(small, cst.Return)
+    ]
 
 
 def _owner_name(scope: Scope | None) -> str | None:
