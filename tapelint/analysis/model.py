@@ -278,6 +278,21 @@ class FileModel:
             current = parent[0]
         return None
 
+    def written_before(self, stmt: cst.CSTNode, other: cst.CSTNode) -> bool:
+        """Whether statement `stmt` is written before statement `other` in one block of
+        statements they share, neither inside the other (`stmt` in an `if` before a `with`:
+        yes; the two branches of one `if`: no). In a loop this is the order of the code,
+        which the walk's traversal order is not: loop bodies are walked twice."""
+        first, second = self.statement_path(stmt), self.statement_path(other)
+        if not first or not second:
+            return False
+        for a, b in zip(first, second, strict=False):
+            if a is not b:
+                _, block_a, index_a = self.stmt_parent[a]
+                _, block_b, index_b = self.stmt_parent[b]
+                return block_a is block_b and index_a < index_b
+        return False
+
 
 def is_recording(ctx: Context, tape: TapeInstance) -> bool:
     """Whether `tape` records at a point with this context (inside its block, not stopped)."""

@@ -38,10 +38,7 @@ def target_recorded(model: FileModel, call: TapeCall) -> RecordingAnswer:
     target = argument_value(call.node, 0, "target")
     if target is None or call.scope is not tape.scope:
         return _UNKNOWN
-    answers = [
-        _expression_recorded(model, part, call, tape, set())
-        for part in elements(target)
-    ]
+    answers = [_expression_recorded(model, part, call, tape, set()) for part in elements(target)]
     for answer in answers:
         if answer.answer is Tri.NO:
             return answer
@@ -64,9 +61,7 @@ def _expression_recorded(
             return _UNKNOWN
         # A number (`total = 0.0` before a loop that accumulates) has no gradient of its
         # own: it decides nothing either way, but it does not make the target recorded.
-        answers = [
-            _definition_recorded(model, d, tape, seen) for d in defs if not _binds_number(d)
-        ]
+        answers = [_definition_recorded(model, d, tape, seen) for d in defs if not _binds_number(d)]
         if answers and all(a.answer is Tri.NO for a in answers):
             return RecordingAnswer(Tri.NO, expr, answers[0].when)
         if len(answers) == len(defs) and all(a.answer is Tri.YES for a in answers):
@@ -111,23 +106,10 @@ def _when(model: FileModel, where: TapeCall | Def, tape: TapeInstance) -> str:
     if where.stmt is not None and tape.blocks:
         # By the code's order: in a loop the walk's second pass re-enters the blocks, so
         # traversal orders do not say which side of a block a statement is on.
-        if all(_comes_before(model, where.stmt, block) for block in tape.blocks):
+        if all(model.written_before(where.stmt, block) for block in tape.blocks):
             return "before"
         return "after"
     starts = [start for start, _ in tape.blocks.values()]
     if starts and where.order < min(starts):
         return "before"
     return "after"
-
-
-def _comes_before(model: FileModel, stmt: cst.CSTNode, block: cst.CSTNode) -> bool:
-    """Whether statement `stmt` is written before `block` (neither inside the other)."""
-    first, second = model.statement_path(stmt), model.statement_path(block)
-    if not first or not second:
-        return False
-    for a, b in zip(first, second, strict=False):
-        if a is not b:
-            _, block_a, index_a = model.stmt_parent[a]
-            _, block_b, index_b = model.stmt_parent[b]
-            return block_a is block_b and index_a < index_b
-    return False
