@@ -189,6 +189,37 @@ def test_tape_that_never_watches_its_sources(block, sources, found):
     assert _never_watched(body) is found
 
 
+@pytest.mark.parametrize(
+    ("watched", "found"),
+    [
+        ("x", True),  # a parameter the model is called on: data, not the model's variables
+        ("[x, c]", True),
+        ("mixed", True),  # `mixed = x + c`: an op's result is a tensor, never a variable
+        ("other", False),  # a parameter not fed to the model: it may hold its variables
+        ("vs", False),  # `vs = [v.value for v in net.trainable_variables]`: not taken apart
+        ("[x, other]", False),
+    ],
+)
+def test_outer_tape_that_watches_only_inputs(watched, found):
+    body = (
+        "net = keras.Sequential([keras.layers.Dense(1)])\n"
+        "def step(x, c, other):\n"
+        "    mixed = x + c\n"
+        "    vs = [v.value for v in net.trainable_variables]\n"
+        "    with tf.GradientTape(watch_accessed_variables=False) as outer:\n"
+        f"        outer.watch({watched})\n"
+        "        with tf.GradientTape() as inner:\n"
+        "            inner.watch(x)\n"
+        "            u = net(tf.concat([x, c], axis=1))\n"
+        "        u_x = inner.gradient(u, x)\n"
+        "        loss = tf.reduce_mean(u_x ** 2) + tf.reduce_mean(net(mixed))\n"
+        "    return outer.gradient(loss, net.trainable_variables)\n"
+    )
+    model = model_of(HEADER + body)
+    outer = next(t for t in model.tapes if t.name == "outer")
+    assert (never_watched_call(model, outer) is not None) is found
+
+
 def test_tape_with_automatic_watching_is_not_judged():
     body = "with tf.GradientTape() as t:\n    y = m(x)\nd = t.gradient(y, m.trainable_variables)\n"
     assert _never_watched(body) is False
