@@ -124,7 +124,7 @@ class _PlainTensors:
         self.model = model
         self.tape = tape
         self._memo: dict[Def, Tri] = {}
-        self._rebound = _names_rebound_elsewhere(model)
+        self._rebound = names_rebound_elsewhere(model)
 
     def name(self, expr: cst.BaseExpression) -> Tri:
         if not isinstance(expr, cst.Name):
@@ -222,7 +222,7 @@ def _all(answers: list[Tri]) -> Tri:
 _GLOBAL_STATEMENT = re.compile(r"\b(?:global|nonlocal)\s+([\w \t,]+)")
 
 
-def _names_rebound_elsewhere(model: FileModel) -> frozenset[str]:
+def names_rebound_elsewhere(model: FileModel) -> frozenset[str]:
     """Names some function rebinds through `global` / `nonlocal`: they may hold anything."""
     return _rebound_in(model.source_text)
 

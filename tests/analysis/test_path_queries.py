@@ -280,6 +280,50 @@ def test_variable_lists_differ(body, differ):
     assert _differ(body) is differ
 
 
+@pytest.mark.parametrize(
+    ("models", "differ"),
+    [
+        ("a, b = mk(), mk()\n", True),  # two calls, two objects
+        ("a = Net()\nb = Net()\n", True),
+        ("a = b = mk()\n", False),  # one call bound to two names
+        ("a, b = pair()\n", False),  # one call may return one object twice
+        ("a = nets.get('x')\nb = nets.get('y')\n", False),  # accessors hand out objects
+        ("@functools.lru_cache\ndef mk():\n    return Net()\na = mk()\nb = mk()\n", False),
+        ("def mk():\n    global made\n    return made\na = mk()\nb = mk()\n", False),
+    ],
+    ids=["unpacked", "two-instances", "chained", "unpacked-call", "accessor", "cached", "global"],
+)
+def test_models_built_by_one_factory(models, differ):
+    body = (
+        models + GRADS + "g = t.gradient(l, a.trainable_variables)\n"
+        "o.apply_gradients(zip(g, b.trainable_variables))\n"
+    )
+    assert _differ(body) is differ
+
+
+@pytest.mark.parametrize(
+    ("assignments", "differ"),
+    [
+        ("self.a = mk()\n        self.b = mk()\n", True),
+        ("self.a, self.b = Net(), Net()\n", True),
+        ("self.a = self.b = mk()\n", False),
+        ("self.a = mk()\n        self.b = copy.copy(self.a)\n", False),
+        ("self.a = mk()\n        self.b = clone(self.a)\n", False),  # takes the other
+        ("self.a = nets.get(k)\n        self.b = nets.get(k)\n", False),
+    ],
+    ids=["two-calls", "unpacked", "chained", "copy", "derived", "accessor"],
+)
+def test_attributes_built_by_one_factory(assignments, differ):
+    source = (
+        "class A:\n    def __init__(self, net):\n        "
+        + assignments
+        + "    def step(self):\n        with tf.GradientTape() as t:\n            l = self.a(x)\n"
+        "        g = t.gradient(l, self.a.trainable_variables)\n"
+        "        o.apply_gradients(zip(g, self.b.trainable_variables))\n"
+    )
+    assert _differ(source) is differ
+
+
 def test_attributes_assigned_from_the_same_value_may_alias():
     source = (
         HEADER
