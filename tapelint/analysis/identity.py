@@ -111,7 +111,7 @@ def _object(model: FileModel, expr: cst.BaseExpression, depth: int) -> _Form | N
         (d,) = defs
         if d.kind in (DefKind.PARAM, DefKind.DEFINITION, DefKind.IMPORT):
             return ("def", d)
-        value = _bound_value(d)
+        value = d.bound_value()
         if isinstance(value, cst.Call):
             # One object per call: `a = b = make()` binds one, `a, b = make(), make()` two.
             return ("call", id(value)) if _constructs(model, value) else None
@@ -129,24 +129,6 @@ def _object(model: FileModel, expr: cst.BaseExpression, depth: int) -> _Form | N
             return None
         return ("attr", owner, ".".join(reversed(path)), dotted_name(expr))
     return None
-
-
-def _bound_value(d: Def) -> cst.BaseExpression | None:
-    """What a plain assignment binds the name to: the value, or for unpacking a literal
-    tuple (`student, teacher = make_net(), make_net()`) the element at the name's place."""
-    if d.kind is DefKind.ASSIGN:
-        return d.value
-    if d.kind is not DefKind.UNPACK:
-        return None
-    value = d.value
-    for index in d.unpack_index:
-        if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements):
-            return None
-        element = value.elements[index]
-        if isinstance(element, cst.StarredElement):
-            return None
-        value = element.value
-    return value if d.unpack_index else None
 
 
 def _constructs(model: FileModel, call: cst.Call) -> bool:

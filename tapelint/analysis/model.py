@@ -79,6 +79,24 @@ class Def:
     unpack_index: tuple[int, ...] = ()
     tape: TapeInstance | None = None  # set when the name is bound to a tape
 
+    def bound_value(self) -> cst.BaseExpression | None:
+        """What a plain assignment binds the name to: the value, or for unpacking a literal
+        tuple (`student, teacher = make_net(), make_net()`) the element at the name's place;
+        None for any other binding."""
+        if self.kind is DefKind.ASSIGN:
+            return self.value
+        if self.kind is not DefKind.UNPACK or not self.unpack_index:
+            return None
+        value = self.value
+        for index in self.unpack_index:
+            if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements):
+                return None
+            element = value.elements[index]
+            if isinstance(element, cst.StarredElement):
+                return None
+            value = element.value
+        return value
+
 
 @dataclass(eq=False)
 class Use:

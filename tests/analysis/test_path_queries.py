@@ -438,3 +438,61 @@ def test_swapped_pairing(apply, swapped):
     model = model_of(HEADER + body)
     (call,) = model.apply_calls
     assert (swapped_pairing(model, call) is not None) is swapped
+
+
+_DISTILLER = (
+    "class Distiller(tf.keras.Model):\n"
+    "    def __init__(self):\n        super().__init__()\n"
+    "        self.student = tf.keras.Sequential([tf.keras.layers.BatchNormalization()])\n"
+    "        self.teacher = tf.keras.Sequential([tf.keras.layers.BatchNormalization()])\n"
+    "        self.alias = {alias}\n"
+    "    def train_step(self, x):\n"
+    "        with tf.GradientTape() as t:\n"
+    "            l = self.student(x) - self.teacher(x)\n"
+    "        return t.gradient(l, {sources})\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("alias", "sources", "trained"),
+    [
+        # an attribute every assignment of the class aliases to the student's weights
+        ("self.student.trainable_weights", "self.alias", ["self.student"]),
+        ("list(self.student.trainable_weights)", "self.alias", ["self.student"]),
+        ("self.student.trainable_weights[2:]", "self.alias", ["self.student"]),
+        ("self.student.trainable_weights", "[*self.alias]", ["self.student"]),
+        # not an alias of variable lists: the object it is read from is what is trained
+        ("[]", "self.alias", ["self.student", "self.teacher"]),
+        ("None", "self.trainable_variables", ["self.student", "self.teacher"]),
+    ],
+    ids=["alias", "list-copy", "slice", "starred", "empty-list", "own-variables"],
+)
+def test_trained_models_followed_through_aliases_of_their_weights(alias, sources, trained):
+    """The teacher runs in inference mode on purpose: only what the tape trains is asked
+    for `training=` (before, an attribute alias made every model on `self` trained)."""
+    from tapelint.engine import Linter
+    from tapelint.registry import rule_by_code_or_name
+
+    source = HEADER + _DISTILLER.format(alias=alias, sources=sources)
+    diagnostics = Linter([rule_by_code_or_name("TAP303")]).check_text(source, "m.py")
+    assert sorted(d.message.split("`")[1] for d in diagnostics) == trained
+
+
+@pytest.mark.parametrize(
+    "binding",
+    [
+        "w = student.trainable_weights",
+        "w = list(student.trainable_weights)",
+        "w, other = student.trainable_weights, teacher.trainable_weights",
+    ],
+    ids=["name", "list-copy", "unpacked"],
+)
+def test_trained_models_followed_through_names(binding):
+    body = (
+        "student = tf.keras.Sequential([tf.keras.layers.BatchNormalization()])\n"
+        "teacher = tf.keras.Sequential([tf.keras.layers.BatchNormalization()])\n"
+        f"{binding}\n"
+        "with tf.GradientTape() as t:\n    l = student(x) - teacher(x)\n"
+        "g = t.gradient(l, w)\n"
+    )
+    assert _calls(body) == ["student(x)"]
