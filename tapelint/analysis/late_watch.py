@@ -15,15 +15,16 @@ Measured on TensorFlow 2.21, for `x = tf.constant(...)`:
 - `y = x * x; tape.watch(x); loss = y + 3 * x`: 3 where 2x + 3 is right. Not None, so not
   reported here: TAP201's meaning is a None gradient.
 
-So a source is reported when every path from it to the target goes through a value computed
-from it while the tape could not record: before the tape's block, or in the block before the
-first `watch` that covers it by operations whose inputs are certainly not watched yet (the
-unwatched source, numbers, plain tensors, values computed the same way) and certainly
-differentiable (arithmetic and the `tf` ops listed below). Anything else on the way (a call of
-a model, of a helper, a variable, an attribute) may have been recorded, and is given the
-benefit of the doubt. Only straight-line code is judged: a `watch` inside a loop of the block
-is not ordered with the uses around it, and a tape entered more than once or handed to other
-code may be watched elsewhere.
+So a source (not a known `tf.Variable`: a parameter counts, since the tape is told to watch
+it like a tensor) is reported when every path from it to the target goes through a value
+computed from it while the tape could not record: before the tape's block, or in the block
+before the first `watch` that covers it by operations whose inputs are certainly not watched
+yet (the unwatched source, numbers, plain tensors, values computed the same way) and
+certainly differentiable (arithmetic and the `tf` ops listed below). Anything else on the way
+(a call of a model, of a helper, a variable, an attribute) may have been recorded, and is
+given the benefit of the doubt. Only straight-line code is judged: a `watch` inside a loop of
+the block is not ordered with the uses around it, and a tape entered more than once or handed
+to other code may be watched elsewhere.
 """
 
 from __future__ import annotations
@@ -127,7 +128,9 @@ def sources_watched_too_late(model: FileModel, call: TapeCall) -> Iterator[LateW
         return
     watches = watch_calls(model, tape)
     for part in source_parts(call):
-        if not isinstance(part, cst.Name):
+        # TAP201 is about tensors: a known `tf.Variable` is not judged. A source of unknown
+        # kind (a parameter) is, since the tape is told to `watch` it like a tensor.
+        if not isinstance(part, cst.Name) or is_plain_tensor(model, part, tape) is Tri.NO:
             continue
         first = _first_covering_watch(model, tape, part, watches)
         if first is None:

@@ -446,3 +446,15 @@ def test_a_source_used_only_before_its_watch_is_found(body, expected):
 )
 def test_a_source_with_a_recorded_path_is_not_found(body):
     assert _late(body) == []
+
+
+def test_a_variable_source_is_not_judged_by_the_late_watch():
+    """TAP201 is about tensors; a parameter counts, a known `tf.Variable` does not."""
+    body = (
+        "v = tf.Variable([[1.0]])\nc = tf.constant([[2.0]])\nvc = tf.concat([v, c], 1)\n"
+        "with tf.GradientTape() as t:\n    t.watch(v)\n    u = net(vc)\nd = t.gradient(u, v)\n"
+    )
+    assert _late(body) == []
+    assert _late(body.replace("tf.Variable([[1.0]])", "tf.constant([[1.0]])")) == [
+        ("v", "vc", True)
+    ]
