@@ -208,9 +208,8 @@ def _attribute_assignments(text: str) -> dict[str, set[str]] | None:
     """For each attribute name, what the file assigns to `<anything>.<name>`: the value's
     source, or for a call that constructs, that call's position and the source of its
     arguments (one object per call). None when the text does not parse."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = _parsed(text)
+    if tree is None:
         return None
     shared = _shared_factories(text)
     assigned: dict[str, set[str]] = {}
@@ -263,9 +262,8 @@ def _ast_constructs(call: ast.Call, shared: frozenset[str]) -> bool:
 def _shared_factories(text: str) -> frozenset[str]:
     """Functions of the file that may return one object to several callers: decorated
     (`functools.lru_cache`) or declaring `global`."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    tree = _parsed(text)
+    if tree is None:
         return frozenset()
     return frozenset(
         node.name
@@ -276,3 +274,11 @@ def _shared_factories(text: str) -> frozenset[str]:
             or any(isinstance(inner, (ast.Global, ast.Nonlocal)) for inner in ast.walk(node))
         )
     )
+
+
+@lru_cache(maxsize=4)
+def _parsed(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
