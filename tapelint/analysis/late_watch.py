@@ -271,13 +271,48 @@ class _Paths:
         return frozenset(found)
 
     def _may_read_source(self, value: cst.BaseExpression) -> bool:
-        """A call of a function defined in the tape's scope (a closure over the source)."""
+        """Whether a call in `value` may read the source itself, so that a use after the
+        watch hides in it: a function or lambda of the tape's scope (a closure over a local
+        source); for a source of the module (a script, a notebook), anything of the file but
+        an object a library made from none of the file's code (a method or a class of the
+        file may read the global)."""
+        module_level = isinstance(self.tape.scope.node, cst.Module)
         for node in _calls_in(value):
-            if isinstance(node.func, cst.Name):
-                for d in self.model.defs_of(node.func):
-                    if d.kind is DefKind.DEFINITION and d.scope is self.tape.scope:
-                        return True
+            root = node.func
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            if not isinstance(root, cst.Name):
+                if module_level:
+                    return True
+                continue
+            for d in self.model.defs_of(root):
+                if d.kind is DefKind.IMPORT or d.scope is not self.tape.scope:
+                    continue
+                if d.kind is DefKind.DEFINITION or isinstance(d.value, cst.Lambda):
+                    return True
+                if module_level and not self._library_object(root):
+                    return True
         return False
+
+    def _library_object(self, name: cst.Name) -> bool:
+        """An object a library made (`keras.Sequential([...])`, a Keras loss) from nothing
+        of this file's code: its calls run the library's code, which cannot read the
+        source."""
+        defs = self.model.defs_of(name)
+        return bool(defs) and all(
+            d.kind is DefKind.ASSIGN
+            and isinstance(d.value, cst.Call)
+            and self.model.imports.qualify(d.value.func) is not None
+            and not self._runs_own_code(d.value)
+            for d in defs
+        )
+
+    def _runs_own_code(self, value: cst.BaseExpression) -> bool:
+        """A lambda, or a function or class of the file, anywhere in `value`."""
+        for node in _names(value):
+            if any(d.kind is DefKind.DEFINITION for d in self.model.defs_of(node)):
+                return True
+        return any(isinstance(n, cst.Lambda) for n in _all_nodes(value))
 
     def _reads_source(self, value: cst.BaseExpression) -> bool:
         return any(self.is_source(n) for n in _operands(value, self.model))
@@ -454,3 +489,11 @@ def _calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
             yield current
         if not isinstance(current, cst.Lambda):
             pending.extend(current.children)
+
+
+def _all_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        yield current
+        pending.extend(current.children)

@@ -458,3 +458,22 @@ def test_a_variable_source_is_not_judged_by_the_late_watch():
     assert _late(body.replace("tf.Variable([[1.0]])", "tf.constant([[1.0]])")) == [
         ("v", "vc", True)
     ]
+
+
+@pytest.mark.parametrize(
+    ("helper", "found"),
+    [
+        ("pde = Residual()\n", False),  # a method of the file may read the global `x`
+        ("pde = lambda: x * 3.0\n", False),
+        ("pde = keras.layers.Lambda(lambda v: v * x)\n", False),
+        ("pde = keras.Sequential([keras.layers.Dense(1)])\n", True),  # Keras' own code
+    ],
+    ids=["method", "lambda", "library-object-with-own-code", "library-object"],
+)
+def test_a_later_use_hidden_in_code_of_the_file_is_given_the_benefit(helper, found):
+    body = (
+        "class Residual:\n    def __call__(self):\n        return x * 3.0\n"
+        "x = tf.constant([[3.0]])\n" + helper + "with tf.GradientTape() as t:\n"
+        "    y = x * x\n    t.watch(x)\n    loss = y + pde()\nd = t.gradient(loss, x)\n"
+    )
+    assert bool(_late(body)) is found
