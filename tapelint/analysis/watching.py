@@ -503,10 +503,12 @@ def _makes_tensor(model: FileModel, value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, _ARITHMETIC):
         return True
     if isinstance(value, cst.Call):
+        # Not `tf.cast`: to the dtype it already has, it returns its operand, a variable
+        # included (measured on TensorFlow 2.21).
         qualified = model.imports.qualify(value.func)
         return qualified is not None and (
             qualified in _TENSOR_FACTORIES
-            or qualified in _RESHAPING
+            or (qualified in _RESHAPING and qualified != "tensorflow.cast")
             or qualified.startswith("tensorflow.random.")
         )
     return False

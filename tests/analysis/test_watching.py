@@ -195,6 +195,7 @@ def test_tape_that_never_watches_its_sources(block, sources, found):
         ("x", True),  # a parameter the model is called on: data, not the model's variables
         ("[x, c]", True),
         ("mixed", True),  # `mixed = x + c`: an op's result is a tensor, never a variable
+        ("same", False),  # `same = tf.cast(other, tf.float32)` may be `other` itself
         ("other", False),  # a parameter not fed to the model: it may hold its variables
         ("vs", False),  # `vs = [v.value for v in net.trainable_variables]`: not taken apart
         ("[x, other]", False),
@@ -205,6 +206,7 @@ def test_outer_tape_that_watches_only_inputs(watched, found):
         "net = keras.Sequential([keras.layers.Dense(1)])\n"
         "def step(x, c, other):\n"
         "    mixed = x + c\n"
+        "    same = tf.cast(other, tf.float32)\n"
         "    vs = [v.value for v in net.trainable_variables]\n"
         "    with tf.GradientTape(watch_accessed_variables=False) as outer:\n"
         f"        outer.watch({watched})\n"
