@@ -199,17 +199,18 @@ class _Paths:
         self._unconnected: dict[Def, bool] = {}
 
     # ------------------------------------------------------------------ dependence
-    def is_source(self, name: cst.Name) -> bool:
+    def is_source(self, name: cst.Name, seen: frozenset[Def] = frozenset()) -> bool:
         """`name` holds the source itself: its definitions, or a plain alias of them
         (`inputs = x`, which computes nothing: watching `x` watches `inputs`)."""
         defs = self.model.defs_of(name)
         if defs == self.source_defs:
             return bool(defs)
-        return bool(defs) and all(
+        if not defs or defs & seen:
+            return False
+        return all(
             d.kind is DefKind.ASSIGN
             and isinstance(d.value, cst.Name)
-            and d.value is not name
-            and self.is_source(d.value)
+            and self.is_source(d.value, seen | defs)
             for d in defs
         )
 

@@ -479,3 +479,11 @@ def test_a_later_use_hidden_in_code_of_the_file_is_given_the_benefit(helper, fou
         "    y = x * x\n    t.watch(x)\n    loss = y + pde()\nd = t.gradient(loss, x)\n"
     )
     assert bool(_late(body)) is found
+
+
+def test_aliases_that_go_round_in_a_loop_end():
+    body = (
+        "x = tf.constant(1.0)\na = x\nb = a\nfor _ in range(2):\n    a = b\n    b = a\n"
+        "with tf.GradientTape() as t:\n    y = b * b\n    t.watch(x)\nd = t.gradient(y, x)\n"
+    )
+    assert _late(body) == []
