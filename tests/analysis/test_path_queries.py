@@ -496,3 +496,15 @@ def test_trained_models_followed_through_names(binding):
         "g = t.gradient(l, w)\n"
     )
     assert _calls(body) == ["student(x)"]
+
+
+def test_attributes_aliasing_each_other_end():
+    from tapelint.engine import Linter
+    from tapelint.registry import rule_by_code_or_name
+
+    source = HEADER + _DISTILLER.format(alias="self.other", sources="self.alias").replace(
+        "        self.alias = self.other\n",
+        "        self.alias = self.other\n        self.other = self.alias\n",
+    )
+    diagnostics = Linter([rule_by_code_or_name("TAP303")]).check_text(source, "m.py")
+    assert sorted(d.message.split("`")[1] for d in diagnostics) == ["self.student", "self.teacher"]
