@@ -118,7 +118,7 @@ def _trained_owners(model: FileModel, keras: KerasObjects, tape: TapeInstance) -
 
 
 def _variable_owners(
-    model: FileModel, keras: KerasObjects, expr: cst.BaseExpression, seen: set[object]
+    model: FileModel, keras: KerasObjects, expr: cst.BaseExpression, seen: set[int]
 ) -> set[str]:
     """Whose variables `expr` lists: `student` for `student.trainable_weights`, also through
     lists, `+`, slices, `list(...)`, names bound to them (`w = self.student.trainable_weights`,
@@ -164,14 +164,10 @@ def _variable_owners(
 
 
 def _attribute_alias_owners(
-    model: FileModel, keras: KerasObjects, expr: cst.Attribute, seen: set[object]
+    model: FileModel, keras: KerasObjects, expr: cst.Attribute, seen: set[int]
 ) -> set[str]:
     """The owners of `self.<name>` when every value the class assigns to it lists the
     variables of something (empty when one does not, or when it is not such an attribute)."""
-    key = ("attribute", dotted_name(expr))
-    if key in seen:
-        return set()
-    seen.add(key)
     values = keras.self_attribute_aliases(expr)
     if not values or any(v is None for v in values):
         return set()

@@ -498,7 +498,8 @@ def test_trained_models_followed_through_names(binding):
     assert _calls(body) == ["student(x)"]
 
 
-def test_attributes_aliasing_each_other_end():
+def test_attributes_that_only_alias_each_other_say_nothing():
+    """No value lists anyone's variables: every model on `self` may be what is trained."""
     from tapelint.engine import Linter
     from tapelint.registry import rule_by_code_or_name
 
