@@ -16,8 +16,15 @@ class GradientVariableMismatch(Rule):
     computed for: the `sources` of the `tape.gradient` call that produced them.
 
     Reported only when the two are certainly different: different models' variables
-    (`generator` and `discriminator`, `self.actor` and `self.critic`), different literal lists
-    (`[w, b]` and `[b, w]`), or a name rebound to another model's variables in between. The
+    (`generator` and `discriminator`, `self.actor` and `self.critic`, and two models from one
+    factory or class: `student, teacher = make_net(), make_net()`, `self.q_network =
+    self._build()` and `self.target_network = self._build()`, since each call constructs its
+    own), different literal lists (`[w, b]` and `[b, w]`), or a name rebound to another
+    model's variables in between. One call bound to two names (`a = b = make_net()`), a
+    call that hands out an existing object (`models.get(...)`, `copy.copy(m)`), a function of
+    the file that may return a shared one (decorated, such as `functools.lru_cache`, or
+    using `global`), and an attribute built from the other (`clone(self.online)`) are not
+    reported. The
     same expression, or the same name bound to the same list, is fine; anything the analysis
     cannot pin down (a list returned by a function, a parameter holding the variables, a name
     bound on several paths) is not reported. Also reported: the pair written the wrong way

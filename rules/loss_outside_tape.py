@@ -25,7 +25,15 @@ class LossOutsideTape(Rule):
     optimizer silently skips the step (seed 004: "Computing loss outside tape scope").
 
     A target produced inside the block is fine however it is produced: directly, by a helper
-    called inside the block, or by `+=` inside the block onto a value started before it.
+    called inside the block, or by `+=` inside the block onto a value started before it. A
+    plain alias after the block (`total = loss`) renames the recorded loss and is fine too.
+
+    What is reported is the operation that makes the target: a total combined after the block
+    from losses computed inside it (`loss = l1 + w * l2`, or `total += w * l` in a loop after
+    the `with`, also when `total` starts as a number such as `total = 0.0`) runs while the tape
+    is not recording, so the gradient of the total is None (measured on TensorFlow 2.21). A
+    number alone decides nothing: the target is reported when every other value that can
+    reach it was computed while the tape did not record.
 
     ## Example
     ```python

@@ -34,6 +34,12 @@ class MissingTrainingFlag(Rule):
     Only models the tape trains are checked: their variables (or those of the model they
     are stored on, for `self.encoder`) are the sources of one of its gradient calls. Dropout
     and noise layers, which have no variables, are checked in any tape that trains a model.
+    The sources are followed through aliases of variable lists: a name
+    (`w = self.student.trainable_weights`, `params = list(student.trainable_weights)`, a
+    literal tuple unpacked), a slice, and an attribute that every assignment of the class
+    binds to such a list (`self.student_weights = self.student.trainable_weights` in
+    `__init__`): then the student is what is trained, not every model on `self`, and a
+    teacher called in the same block stays in inference mode unreported.
 
     Not flagged: a model or layer that computes the same either way (`Dense`, `Conv2D`,
     `LayerNormalization`, an `LSTM` without dropout, a custom layer that only holds

@@ -1,6 +1,7 @@
 from collections.abc import Iterator
 
 from tapelint.analysis import FileModel
+from tapelint.analysis.late_watch import sources_watched_too_late
 from tapelint.analysis.watching import unwatched_sources
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, tape_label
@@ -11,7 +12,8 @@ class UnwatchedSource(Rule):
     Checks for a gradient source that is a plain tensor (made by `tf.constant`,
     `tf.convert_to_tensor`, `tf.random.*`, `tf.zeros`/`ones`/`fill`/`eye`/`linspace`/`range`,
     arithmetic outside the tape, or a NumPy array), not a `tf.Variable`, and that the tape
-    never watches.
+    never watches; and for a source the tape watches only after the values the target is
+    computed from were computed from it.
 
     ## Why is this bad?
     A tape watches the trainable variables it touches, but ordinary tensors only when asked
@@ -25,10 +27,19 @@ class UnwatchedSource(Rule):
     Only the tape whose gradient is asked for counts: an outer tape's `watch` does not make
     an inner tape record. `tape.watch([x, y])` watches both.
 
-    Any `watch` of the source on that tape counts, even one after the source's first use:
-    that loses the operations before it only when nothing else made the tape record them
-    (measured on TensorFlow 2.21: `u = net(points); tape.watch(points)` still gives a
-    gradient for `points`, since the model's variables made the tape record the call).
+    A `watch` comes too late when the target depends on the source only through values
+    computed from it before that watch: before the tape's block (nothing is recorded there),
+    or in the block by operations none of whose inputs the tape watched yet, such as
+    `points = tf.concat([x, t], 1)` followed by `tape.watch(x)`. The tape never recorded
+    them, and the gradient is None (measured on TensorFlow 2.21). That is reported too.
+
+    A `watch` after the first use is fine when something else made the tape record that
+    use: `u = net(points); tape.watch(points)` gives a gradient for `points`, since the
+    model's variables made the tape record the call (measured); so do `w * x` with a
+    variable `w`, and `tf.concat([x, t], 1)` after `tape.watch(t)`. When the target also
+    depends on the source through a use after the watch, the gradient is wrong (it misses
+    the earlier path) but not None: not reported. An alias (`inputs = x`) and
+    `tf.convert_to_tensor(x)` of a tensor compute nothing, so watching `x` watches them.
 
     A source whose origin is not visible here (a parameter, an attribute, a helper's result,
     a value computed inside the block from other values) is never reported, nor is any
@@ -40,6 +51,12 @@ class UnwatchedSource(Rule):
     with tf.GradientTape() as tape:
         y = tf.reduce_sum(x * x)
     grad_x = tape.gradient(y, x)
+
+    with tf.GradientTape() as tape:
+        points = tf.concat([x, t], axis=1)
+        tape.watch(x)
+        u = net(points)
+    u_x = tape.gradient(u, x)
     ```
 
     Use instead:
@@ -49,6 +66,12 @@ class UnwatchedSource(Rule):
         tape.watch(x)
         y = tf.reduce_sum(x * x)
     grad_x = tape.gradient(y, x)
+
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        points = tf.concat([x, t], axis=1)
+        u = net(points)
+    u_x = tape.gradient(u, x)
     ```
     """
 
@@ -75,4 +98,18 @@ class UnwatchedSource(Rule):
                     f"`{source}` is a plain tensor that `{tape}` never watches, so "
                     f"`{tape}.{call.method}` returns None for it; call `{tape}.watch({source})` "
                     "at the start of the `with` block",
+                )
+            for late in sources_watched_too_late(model, call):
+                source = late.source.value
+                through = late.through.name
+                if late.before_block:
+                    how = f"`{through}` is computed from `{source}` before `{tape}`'s block"
+                    fix = f"compute `{through}` inside the block, after `{tape}.watch({source})`"
+                else:
+                    how = f"`{tape}` watches `{source}` only after `{through}` is computed from it"
+                    fix = f"call `{tape}.watch({source})` before `{source}` is first used"
+                yield Finding(
+                    late.source,
+                    f"{how}, so the tape did not record that and `{tape}.{call.method}` returns "
+                    f"None for `{source}`; {fix}",
                 )

@@ -19,6 +19,14 @@ class WatchAccessedVariablesOff(Rule):
     call is `None`, and the optimizer step does nothing. Seed 000: it "is useful only when you
     know exactly what should be watched".
 
+    The common shape is a nested pair of tapes (gradient penalties, physics-informed
+    networks): the outer tape is made with `watch_accessed_variables=False` and watches only
+    the inputs that the inner tape differentiates, then is asked for the model's variables.
+    A watched value shows it is not one of the model's variables when it is fed to that
+    model as input (`net(tf.concat([x, t], 1))`, also through values computed from it) or
+    is the result of arithmetic or a tensor op (`real + alpha * (fake - real)`): such an
+    outer tape's gradients are all None (measured on TensorFlow 2.21).
+
     Not reported: a tape that watches one of the sources (or a list containing it, or
     something this analysis cannot see into, such as `[v.value for v in variables]`); a
     source computed inside the block (it may derive from a watched value); a tape passed to

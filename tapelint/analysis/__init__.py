@@ -42,6 +42,8 @@ Questions the rules ask:
 - `unrelated`: which work in a block depends on nothing the tape watches? (TAP106)
 - `watching`: is a source a plain tensor, did the tape watch it, what does a `watch` call
   watch? (TAP201, TAP202, TAP204)
+- `late_watch`: does the target depend on a source only through values computed from it
+  before the tape watched it? (TAP201)
 - `keras_objects`: is an expression certainly a Keras model or layer, how was it made,
   does it hold Keras variables? (TAP203, TAP204, TAP303)
 - `keras_composition`: the walk over what a Keras model or layer is made of, shared by

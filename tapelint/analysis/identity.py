@@ -6,9 +6,14 @@ is YES only when the analysis can show it; aliases it cannot see through make it
 - a name is followed through plain assignments (`g_vars = generator.trainable_variables`);
   a name with several reaching definitions is unknown;
 - objects are different when they are different parameters of a function, different
-  constructions (`gen = make_generator()`, `disc = make_discriminator()`), or different
+  constructions (`gen = make_generator()`, `disc = make_discriminator()`, and two calls of
+  one factory or class: `student, teacher = make_net(), make_net()`), or different
   attributes of one object (`self.generator`, `self.discriminator`) that the file never
-  assigns from each other or from the same expression;
+  assigns from each other or from the same value. Each call makes its own object, so two
+  calls are two values; one call bound to two names (`a = b = make_net()`) is one. Not a
+  construction: an accessor (`models.get("a")`, `copy.copy(m)`, `getattr(...)`), and a
+  function of the file that may hand out a shared object (decorated, such as with
+  `functools.lru_cache`, or declaring `global`);
 - `m.trainable_variables` and `m.trainable_weights` are the same list; `m.variables` or
   `m.weights` compared with a trainable list is unknown (a model without non-trainable state
   has equal lists);
@@ -18,16 +23,35 @@ is YES only when the analysis can show it; aliases it cannot see through make it
 
 from __future__ import annotations
 
+import ast
 import re
+from functools import lru_cache
 
 import libcst as cst
 
 from tapelint.analysis.model import Def, DefKind, FileModel
 from tapelint.analysis.names import dotted_name
+from tapelint.analysis.watching import names_rebound_elsewhere
 
 _TRAINABLE = frozenset({"trainable_variables", "trainable_weights"})
 _ALL = frozenset({"variables", "weights"})
 _MAX_DEPTH = 8
+# Calls that hand out an object that already exists.
+_ACCESSORS = frozenset(
+    {
+        "get",
+        "pop",
+        "setdefault",
+        "popitem",
+        "__getitem__",
+        "copy",
+        "getattr",
+        "next",
+        "iter",
+        "vars",
+        "get_layer",
+    }
+)
 
 # Normal forms: ("owned", group, object) for `object.trainable_variables`, ("list", objects)
 # for a literal list, ("concat", left, right) for `a + b`; objects are ("def", Def) or
@@ -82,15 +106,17 @@ def _object(model: FileModel, expr: cst.BaseExpression, depth: int) -> _Form | N
         return None
     if isinstance(expr, cst.Name):
         defs = model.defs_of(expr)
-        if len(defs) != 1:
+        if len(defs) != 1 or expr.value in names_rebound_elsewhere(model):
             return None
         (d,) = defs
         if d.kind in (DefKind.PARAM, DefKind.DEFINITION, DefKind.IMPORT):
             return ("def", d)
-        if d.kind is DefKind.ASSIGN and isinstance(d.value, cst.Call):
-            return ("def", d)
-        if d.kind is DefKind.ASSIGN and isinstance(d.value, (cst.Name, cst.Attribute)):
-            return _object(model, d.value, depth + 1)
+        value = d.bound_value()
+        if isinstance(value, cst.Call):
+            # One object per call: `a = b = make()` binds one, `a, b = make(), make()` two.
+            return ("call", id(value)) if _constructs(model, value) else None
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            return _object(model, value, depth + 1)
         return None
     if isinstance(expr, cst.Attribute):
         root = expr
@@ -103,6 +129,18 @@ def _object(model: FileModel, expr: cst.BaseExpression, depth: int) -> _Form | N
             return None
         return ("attr", owner, ".".join(reversed(path)), dotted_name(expr))
     return None
+
+
+def _constructs(model: FileModel, call: cst.Call) -> bool:
+    """Whether `call` certainly makes a new object (see the module's docs)."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value not in _ACCESSORS
+    if isinstance(func, cst.Name):
+        return func.value not in _ACCESSORS and func.value not in _shared_factories(
+            model.source_text
+        )
+    return True
 
 
 def _only_assignment(model: FileModel, name: cst.Name) -> Def | None:
@@ -130,8 +168,8 @@ def _differ(model: FileModel, a: _Form, b: _Form) -> bool:
 def _objects_differ(model: FileModel, a: _Form, b: _Form) -> bool:
     if a == b:
         return False
-    if a[0] == "def" and b[0] == "def":
-        return True
+    if a[0] == b[0] and a[0] in ("def", "call"):
+        return True  # two parameters, definitions or imports; two calls that construct
     if a[0] == "attr" and b[0] == "attr":
         if a[1] != b[1]:
             return False  # different roots: one may hold the other's object
@@ -140,21 +178,107 @@ def _objects_differ(model: FileModel, a: _Form, b: _Form) -> bool:
 
 
 def _may_alias(text: str, first: str | None, second: str | None) -> bool:
-    """Whether the file assigns one attribute from the other, or both from the same
-    expression (`self.target = self.online`, `self.a = net` and `self.b = net`)."""
+    """Whether the file assigns one attribute from the other, or both from the same value
+    (`self.target = self.online`, `self.a = net` and `self.b = net`, `self.a = self.b =
+    make()`), or from a call that takes the other (`copy.copy(self.online)`). Two calls
+    that construct (`self.online = make_net()`, `self.target = make_net()`) are two
+    objects. Read from the whole text, since methods that never mention a tape are not
+    parsed (see `tapelint.source`)."""
     if first is None or second is None:
         return True
-    first_values = _assigned_values(text, first)
-    second_values = _assigned_values(text, second)
-    if first_values & second_values:
+    assigned = _attribute_assignments(text)
+    if assigned is None:
         return True
     last_first, last_second = first.rsplit(".", 1)[-1], second.rsplit(".", 1)[-1]
-    return any(v.endswith("." + last_second) for v in first_values) or any(
-        v.endswith("." + last_first) for v in second_values
+    first_values = assigned.get(last_first, set())
+    second_values = assigned.get(last_second, set())
+    if first_values & second_values:
+        return True
+    return any(_mentions(v, last_second) for v in first_values) or any(
+        _mentions(v, last_first) for v in second_values
     )
 
 
-def _assigned_values(text: str, dotted: str) -> set[str]:
-    attribute = re.escape(dotted.rsplit(".", 1)[-1])
-    pattern = rf"\.{attribute}\s*=(?!=)\s*([^\n#]+)"
-    return {" ".join(value.split()) for value in re.findall(pattern, text)}
+def _mentions(value: str, attribute: str) -> bool:
+    return re.search(rf"\.{re.escape(attribute)}\b", value) is not None
+
+
+@lru_cache(maxsize=4)
+def _attribute_assignments(text: str) -> dict[str, set[str]] | None:
+    """For each attribute name, what the file assigns to `<anything>.<name>`: the value's
+    source, or for a call that constructs, that call's position and the source of its
+    arguments (one object per call). None when the text does not parse."""
+    tree = _parsed(text)
+    if tree is None:
+        return None
+    shared = _shared_factories(text)
+    assigned: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            pairs = [(target, node.value) for target in node.targets]
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            pairs = [(node.target, node.value)]
+        else:
+            continue
+        for target, value in pairs:
+            for attribute, part in _attribute_targets(target, value):
+                assigned.setdefault(attribute, set()).add(_value_key(part, shared))
+    return assigned
+
+
+def _attribute_targets(target: ast.expr, value: ast.expr | None) -> list[tuple[str, ast.expr]]:
+    """`(name, value)` for each `x.name` a target binds; the value is the matching element
+    of a literal tuple (`self.a, self.b = make(), make()`), or else the whole value."""
+    if isinstance(target, ast.Attribute) and value is not None:
+        return [(target.attr, value)]
+    if isinstance(target, (ast.Tuple, ast.List)) and value is not None:
+        elements = value.elts if isinstance(value, (ast.Tuple, ast.List)) else None
+        found = []
+        for index, element in enumerate(target.elts):
+            part = elements[index] if elements is not None and index < len(elements) else value
+            found.extend(_attribute_targets(element, part))
+        return found
+    return []
+
+
+def _value_key(value: ast.expr, shared: frozenset[str]) -> str:
+    text = ast.unparse(value)
+    if isinstance(value, ast.Call) and _ast_constructs(value, shared):
+        # Position makes every call its own value; the text keeps what it takes.
+        return f"call@{value.lineno}:{value.col_offset} {text}"
+    return text
+
+
+def _ast_constructs(call: ast.Call, shared: frozenset[str]) -> bool:
+    func = call.func
+    if isinstance(func, ast.Attribute):
+        return func.attr not in _ACCESSORS
+    if isinstance(func, ast.Name):
+        return func.id not in _ACCESSORS and func.id not in shared
+    return True
+
+
+@lru_cache(maxsize=4)
+def _shared_factories(text: str) -> frozenset[str]:
+    """Functions of the file that may return one object to several callers: decorated
+    (`functools.lru_cache`) or declaring `global`."""
+    tree = _parsed(text)
+    if tree is None:
+        return frozenset()
+    return frozenset(
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        and (
+            node.decorator_list
+            or any(isinstance(inner, (ast.Global, ast.Nonlocal)) for inner in ast.walk(node))
+        )
+    )
+
+
+@lru_cache(maxsize=4)
+def _parsed(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None

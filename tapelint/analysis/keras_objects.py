@@ -149,7 +149,7 @@ class KerasObjects:
         self._functions: dict[cst.FunctionDef, Origins] = {}
         self._attributes: dict[tuple[cst.ClassDef, str], Origins] = {}
         self._ast_classes: dict[str, list[ast.ClassDef]] | None = None
-        self._text_assignments: dict[str, dict[str, list[ast.expr | None]]] = {}
+        self._text_assignments: dict[tuple[str, bool], dict[str, list[ast.expr | None]]] = {}
         self._text_names: set[cst.Name] = set()
         self._calls: dict[str, list[tuple[cst.Call, Callee]]] | None = None
 
@@ -353,22 +353,35 @@ class KerasObjects:
         """The values assigned to `self.<attribute>` in the methods of `self`'s class, from
         the parsed methods or else from the file's text; None stands for a value that is not
         a plain `=` (unknown). Empty when `expr` is not such an attribute."""
+        return self._self_attribute_values(expr, reads_self=False)
+
+    def self_attribute_aliases(self, expr: cst.Attribute) -> list[cst.BaseExpression | None]:
+        """Like `self_attribute_values`, but a value may read `self`: what an attribute
+        aliases (`self.student_vars = self.student.trainable_weights`). The values are for
+        their dotted names, not for asking how an object was made."""
+        return self._self_attribute_values(expr, reads_self=True)
+
+    def _self_attribute_values(
+        self, expr: cst.Attribute, *, reads_self: bool
+    ) -> list[cst.BaseExpression | None]:
         owner = self.self_class(expr)
         if owner is None:
             return []
         assigned = list(_attribute_assignments(owner, expr.attr.value))
-        return assigned or self._assignments_in_text(owner.name.value, expr.attr.value)
+        return assigned or self._assignments_in_text(owner.name.value, expr.attr.value, reads_self)
 
     def _assignments_in_text(
-        self, class_name: str, attribute: str
+        self, class_name: str, attribute: str, reads_self: bool = False
     ) -> list[cst.BaseExpression | None]:
         """Values assigned to `self.<attribute>` in the methods of the file's one class named
-        `class_name`, read from the whole text. A value that names a parameter of its method,
-        or a binding other than a plain `=`, comes back as `None` (unknown)."""
-        if class_name not in self._text_assignments:
-            self._text_assignments[class_name] = self._read_class_assignments(class_name)
+        `class_name`, read from the whole text. A value that names a parameter of its method
+        (but `self` when `reads_self`), or a binding other than a plain `=`, comes back as
+        `None` (unknown)."""
+        key = (class_name, reads_self)
+        if key not in self._text_assignments:
+            self._text_assignments[key] = self._read_class_assignments(class_name, reads_self)
         values: list[cst.BaseExpression | None] = []
-        for value in self._text_assignments[class_name].get(attribute, []):
+        for value in self._text_assignments[key].get(attribute, []):
             values.append(self.parse_text_expression(value) if value is not None else None)
         return values
 
@@ -389,7 +402,9 @@ class KerasObjects:
                     self._ast_classes.setdefault(node.name, []).append(node)
         return self._ast_classes
 
-    def _read_class_assignments(self, class_name: str) -> dict[str, list[ast.expr | None]]:
+    def _read_class_assignments(
+        self, class_name: str, reads_self: bool = False
+    ) -> dict[str, list[ast.expr | None]]:
         classes = self.classes_in_text().get(class_name, [])
         assigned: dict[str, list[ast.expr | None]] = {}
         if len(classes) != 1:
@@ -398,9 +413,10 @@ class KerasObjects:
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             arguments = method.args
-            parameters = {
-                a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)
-            }
+            positional = [*arguments.posonlyargs, *arguments.args]
+            parameters = {a.arg for a in (*positional, *arguments.kwonlyargs)}
+            if reads_self and positional:
+                parameters.discard(positional[0].arg)
             for node in _ast_statements(method.body):
                 for target, value in _ast_bindings(node):
                     for attribute in _bound_self_attributes(target):

@@ -80,6 +80,24 @@ class Def:
     unpack_index: tuple[int, ...] = ()
     tape: TapeInstance | None = None  # set when the name is bound to a tape
 
+    def bound_value(self) -> cst.BaseExpression | None:
+        """What a plain assignment binds the name to: the value, or for unpacking a literal
+        tuple (`student, teacher = make_net(), make_net()`) the element at the name's place;
+        None for any other binding."""
+        if self.kind is DefKind.ASSIGN:
+            return self.value
+        if self.kind is not DefKind.UNPACK or not self.unpack_index:
+            return None
+        value = self.value
+        for index in self.unpack_index:
+            if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements):
+                return None
+            element = value.elements[index]
+            if isinstance(element, cst.StarredElement):
+                return None
+            value = element.value
+        return value
+
 
 @dataclass(eq=False)
 class Use:
@@ -286,6 +304,21 @@ class FileModel:
                 return path[::-1]
             current = parent[0]
         return None
+
+    def written_before(self, stmt: cst.CSTNode, other: cst.CSTNode) -> bool:
+        """Whether statement `stmt` is written before statement `other` in one block of
+        statements they share, neither inside the other (`stmt` in an `if` before a `with`:
+        yes; the two branches of one `if`: no). In a loop this is the order of the code,
+        which the walk's traversal order is not: loop bodies are walked twice."""
+        first, second = self.statement_path(stmt), self.statement_path(other)
+        if not first or not second:
+            return False
+        for a, b in zip(first, second, strict=False):
+            if a is not b:
+                _, block_a, index_a = self.stmt_parent[a]
+                _, block_b, index_b = self.stmt_parent[b]
+                return block_a is block_b and index_a < index_b
+        return False
 
 
 def is_recording(ctx: Context, tape: TapeInstance) -> bool:

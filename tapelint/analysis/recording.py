@@ -8,7 +8,6 @@ import libcst as cst
 
 from tapelint.analysis.expressions import argument_value, computes, elements
 from tapelint.analysis.model import (
-    Context,
     Def,
     DefKind,
     FileModel,
@@ -39,10 +38,7 @@ def target_recorded(model: FileModel, call: TapeCall) -> RecordingAnswer:
     target = argument_value(call.node, 0, "target")
     if target is None or call.scope is not tape.scope:
         return _UNKNOWN
-    answers = [
-        _expression_recorded(model, part, call.ctx, call.order, tape, set())
-        for part in elements(target)
-    ]
+    answers = [_expression_recorded(model, part, call, tape, set()) for part in elements(target)]
     for answer in answers:
         if answer.answer is Tri.NO:
             return answer
@@ -54,25 +50,27 @@ def target_recorded(model: FileModel, call: TapeCall) -> RecordingAnswer:
 def _expression_recorded(
     model: FileModel,
     expr: cst.BaseExpression,
-    ctx: Context,
-    order: int,
+    where: TapeCall | Def,
     tape: TapeInstance,
     seen: set[Def],
 ) -> RecordingAnswer:
+    """`where` is what evaluates `expr`: the gradient call, or the definition it renames."""
     if isinstance(expr, cst.Name):
         defs = model.defs_of(expr)
         if not defs:
             return _UNKNOWN
-        answers = [_definition_recorded(model, d, tape, seen) for d in defs]
-        if all(a.answer is Tri.NO for a in answers):
+        # A number (`total = 0.0` before a loop that accumulates) has no gradient of its
+        # own: it decides nothing either way, but it does not make the target recorded.
+        answers = [_definition_recorded(model, d, tape, seen) for d in defs if not _binds_number(d)]
+        if answers and all(a.answer is Tri.NO for a in answers):
             return RecordingAnswer(Tri.NO, expr, answers[0].when)
-        if all(a.answer is Tri.YES for a in answers):
+        if len(answers) == len(defs) and all(a.answer is Tri.YES for a in answers):
             return _YES
         return _UNKNOWN
     if computes(expr, model.imports):
-        if is_recording(ctx, tape):
+        if is_recording(where.ctx, tape):
             return _YES
-        return RecordingAnswer(Tri.NO, expr, _when(ctx, order, tape))
+        return RecordingAnswer(Tri.NO, expr, _when(model, where, tape))
     return _UNKNOWN
 
 
@@ -84,20 +82,34 @@ def _definition_recorded(
     seen.add(d)
     if d.kind is DefKind.ASSIGN and isinstance(d.value, cst.Name):
         # `total = loss` only renames: ask about what it renames.
-        return _expression_recorded(model, d.value, d.ctx, d.order, tape, seen)
+        return _expression_recorded(model, d.value, d, tape, seen)
     if d.kind not in (DefKind.ASSIGN, DefKind.UNPACK, DefKind.AUG) or d.value is None:
         return _UNKNOWN
     if is_recording(d.ctx, tape):
         return _YES
     if d.kind is DefKind.AUG or computes(d.value, model.imports):
-        return RecordingAnswer(Tri.NO, None, _when(d.ctx, d.order, tape))
+        return RecordingAnswer(Tri.NO, None, _when(model, d, tape))
     return _UNKNOWN
 
 
-def _when(ctx: Context, order: int, tape: TapeInstance) -> str:
-    if any(f.kind is FrameKind.STOP and f.tape is tape for f in ctx):
+def _binds_number(d: Def) -> bool:
+    """`total = 0.0`, `loss = 0`, `acc = -1.0`: a plain assignment of a number literal."""
+    value = d.value
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        value = value.expression
+    return d.kind is DefKind.ASSIGN and isinstance(value, (cst.Integer, cst.Float))
+
+
+def _when(model: FileModel, where: TapeCall | Def, tape: TapeInstance) -> str:
+    if any(f.kind is FrameKind.STOP and f.tape is tape for f in where.ctx):
         return "stopped"
+    if where.stmt is not None and tape.blocks:
+        # By the code's order: in a loop the walk's second pass re-enters the blocks, so
+        # traversal orders do not say which side of a block a statement is on.
+        if all(model.written_before(where.stmt, block) for block in tape.blocks):
+            return "before"
+        return "after"
     starts = [start for start, _ in tape.blocks.values()]
-    if starts and order < min(starts):
+    if starts and where.order < min(starts):
         return "before"
     return "after"

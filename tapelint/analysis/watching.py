@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import libcst as cst
 
-from tapelint.analysis.expressions import argument_value, elements
+from tapelint.analysis.expressions import argument_value, elements, names_in
 from tapelint.analysis.model import (
     Def,
     DefKind,
@@ -30,7 +30,7 @@ from tapelint.analysis.model import (
     Tri,
     is_recording,
 )
-from tapelint.analysis.names import is_numpy
+from tapelint.analysis.names import dotted_name, is_numpy
 
 # Calls that build a tensor from nothing differentiable: never connected to any tape.
 _TENSOR_FACTORIES = frozenset(
@@ -124,7 +124,7 @@ class _PlainTensors:
         self.model = model
         self.tape = tape
         self._memo: dict[Def, Tri] = {}
-        self._rebound = _names_rebound_elsewhere(model)
+        self._rebound = names_rebound_elsewhere(model)
 
     def name(self, expr: cst.BaseExpression) -> Tri:
         if not isinstance(expr, cst.Name):
@@ -222,7 +222,7 @@ def _all(answers: list[Tri]) -> Tri:
 _GLOBAL_STATEMENT = re.compile(r"\b(?:global|nonlocal)\s+([\w \t,]+)")
 
 
-def _names_rebound_elsewhere(model: FileModel) -> frozenset[str]:
+def names_rebound_elsewhere(model: FileModel) -> frozenset[str]:
     """Names some function rebinds through `global` / `nonlocal`: they may hold anything."""
     return _rebound_in(model.source_text)
 
@@ -418,9 +418,123 @@ def _never_watched(
         return False  # a value computed in the block may derive from a watched one
     for watch in watches:
         argument = watched_argument(watch)
-        if argument is None or covers(model, argument, source) is not Tri.NO:
+        if argument is None:
+            return False
+        if covers(model, argument, source) is Tri.NO:
+            continue
+        if not _watches_only_inputs(model, tape, argument, source):
             return False
     return True
+
+
+_VARIABLE_LIST_ATTRIBUTES = frozenset(
+    {"trainable_variables", "trainable_weights", "variables", "weights"}
+)
+
+
+def _watches_only_inputs(
+    model: FileModel, tape: TapeInstance, argument: cst.BaseExpression, source: cst.BaseExpression
+) -> bool:
+    """Whether `argument` holds only data, where `source` is the variable list of models
+    (`net.trainable_variables`): every atom the `watch` is given is a tensor an op made
+    (`interpolated = real + alpha * (fake - real)`), or is fed to one of those models as
+    input (`net(tf.concat([x, t], 1))`), which a model's own variables never are. The
+    gradient-penalty and PINN shape: an outer tape that watches only the inputs, asked for
+    the model's variables."""
+    owners = _variable_list_owners(model, source, set())
+    atoms = _atoms(model, argument, set())
+    if not owners or atoms is None:
+        return False
+    fed = None
+    for atom in atoms:
+        if not isinstance(atom, cst.Name):
+            return False
+        if _computed_tensor(model, atom):
+            continue
+        if fed is None:
+            fed = _fed_to(model, tape, owners)
+        if model.defs_of(atom) not in fed:
+            return False
+    return True
+
+
+def _variable_list_owners(
+    model: FileModel, expr: cst.BaseExpression, seen: set[Def]
+) -> set[str] | None:
+    """`{"net"}` for `net.trainable_variables`, also through `+` and names bound only to such
+    lists; None when `expr` is anything else."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value in _VARIABLE_LIST_ATTRIBUTES:
+        owner = dotted_name(expr.value)
+        return {owner} if owner is not None else None
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        left = _variable_list_owners(model, expr.left, seen)
+        right = _variable_list_owners(model, expr.right, seen)
+        return left | right if left is not None and right is not None else None
+    if isinstance(expr, cst.Name):
+        defs = model.defs_of(expr)
+        if not defs or defs & seen:
+            return None
+        seen |= defs
+        owners: set[str] = set()
+        for d in defs:
+            found = (
+                _variable_list_owners(model, d.value, seen)
+                if d.kind is DefKind.ASSIGN and d.value is not None
+                else None
+            )
+            if found is None:
+                return None
+            owners |= found
+        return owners
+    return None
+
+
+def _computed_tensor(model: FileModel, name: cst.Name) -> bool:
+    """Every definition of `name` is arithmetic or a tensor op: a new tensor, never a
+    variable (`tf.Variable(...)` is not one of these)."""
+    defs = model.defs_of(name)
+    return bool(defs) and all(
+        d.kind is DefKind.ASSIGN and d.value is not None and _makes_tensor(model, d.value)
+        for d in defs
+    )
+
+
+def _makes_tensor(model: FileModel, value: cst.BaseExpression) -> bool:
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, _ARITHMETIC):
+        return True
+    if isinstance(value, cst.Call):
+        # Not `tf.cast`: to the dtype it already has, it returns its operand, a variable
+        # included (measured on TensorFlow 2.21).
+        qualified = model.imports.qualify(value.func)
+        return qualified is not None and (
+            qualified in _TENSOR_FACTORIES
+            or (qualified in _RESHAPING and qualified != "tensorflow.cast")
+            or qualified.startswith("tensorflow.random.")
+        )
+    return False
+
+
+def _fed_to(model: FileModel, tape: TapeInstance, owners: set[str]) -> list[frozenset[Def]]:
+    """The definitions of every name whose value is passed, directly or through values
+    computed from it in the tape's scope, to a call of one of `owners` (`net(...)`)."""
+    pending: list[cst.Name] = []
+    for site in model.calls:
+        if site.scope is tape.scope and dotted_name(site.node.func) in owners:
+            for arg in site.node.args:
+                pending.extend(names_in(arg.value))
+    fed: list[frozenset[Def]] = []
+    seen: set[Def] = set()
+    while pending:
+        name = pending.pop()
+        defs = model.defs_of(name)
+        fed.append(defs)
+        for d in defs:
+            if d in seen or d.scope is not tape.scope or d.value is None:
+                continue
+            seen.add(d)
+            if d.kind is DefKind.ASSIGN:
+                pending.extend(names_in(d.value))
+    return fed
 
 
 def _computed_outside_recording(

@@ -280,6 +280,50 @@ def test_variable_lists_differ(body, differ):
     assert _differ(body) is differ
 
 
+@pytest.mark.parametrize(
+    ("models", "differ"),
+    [
+        ("a, b = mk(), mk()\n", True),  # two calls, two objects
+        ("a = Net()\nb = Net()\n", True),
+        ("a = b = mk()\n", False),  # one call bound to two names
+        ("a, b = pair()\n", False),  # one call may return one object twice
+        ("a = nets.get('x')\nb = nets.get('y')\n", False),  # accessors hand out objects
+        ("@functools.lru_cache\ndef mk():\n    return Net()\na = mk()\nb = mk()\n", False),
+        ("def mk():\n    global made\n    return made\na = mk()\nb = mk()\n", False),
+    ],
+    ids=["unpacked", "two-instances", "chained", "unpacked-call", "accessor", "cached", "global"],
+)
+def test_models_built_by_one_factory(models, differ):
+    body = (
+        models + GRADS + "g = t.gradient(l, a.trainable_variables)\n"
+        "o.apply_gradients(zip(g, b.trainable_variables))\n"
+    )
+    assert _differ(body) is differ
+
+
+@pytest.mark.parametrize(
+    ("assignments", "differ"),
+    [
+        ("self.a = mk()\n        self.b = mk()\n", True),
+        ("self.a, self.b = Net(), Net()\n", True),
+        ("self.a = self.b = mk()\n", False),
+        ("self.a = mk()\n        self.b = copy.copy(self.a)\n", False),
+        ("self.a = mk()\n        self.b = clone(self.a)\n", False),  # takes the other
+        ("self.a = nets.get(k)\n        self.b = nets.get(k)\n", False),
+    ],
+    ids=["two-calls", "unpacked", "chained", "copy", "derived", "accessor"],
+)
+def test_attributes_built_by_one_factory(assignments, differ):
+    source = (
+        "class A:\n    def __init__(self, net):\n        "
+        + assignments
+        + "    def step(self):\n        with tf.GradientTape() as t:\n            l = self.a(x)\n"
+        "        g = t.gradient(l, self.a.trainable_variables)\n"
+        "        o.apply_gradients(zip(g, self.b.trainable_variables))\n"
+    )
+    assert _differ(source) is differ
+
+
 def test_attributes_assigned_from_the_same_value_may_alias():
     source = (
         HEADER
@@ -394,3 +438,74 @@ def test_swapped_pairing(apply, swapped):
     model = model_of(HEADER + body)
     (call,) = model.apply_calls
     assert (swapped_pairing(model, call) is not None) is swapped
+
+
+_DISTILLER = (
+    "class Distiller(tf.keras.Model):\n"
+    "    def __init__(self):\n        super().__init__()\n"
+    "        self.student = tf.keras.Sequential([tf.keras.layers.BatchNormalization()])\n"
+    "        self.teacher = tf.keras.Sequential([tf.keras.layers.BatchNormalization()])\n"
+    "        self.alias = {alias}\n"
+    "    def train_step(self, x):\n"
+    "        with tf.GradientTape() as t:\n"
+    "            l = self.student(x) - self.teacher(x)\n"
+    "        return t.gradient(l, {sources})\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("alias", "sources", "trained"),
+    [
+        # an attribute every assignment of the class aliases to the student's weights
+        ("self.student.trainable_weights", "self.alias", ["self.student"]),
+        ("list(self.student.trainable_weights)", "self.alias", ["self.student"]),
+        ("self.student.trainable_weights[2:]", "self.alias", ["self.student"]),
+        ("self.student.trainable_weights", "[*self.alias]", ["self.student"]),
+        # not an alias of variable lists: the object it is read from is what is trained
+        ("[]", "self.alias", ["self.student", "self.teacher"]),
+        ("None", "self.trainable_variables", ["self.student", "self.teacher"]),
+    ],
+    ids=["alias", "list-copy", "slice", "starred", "empty-list", "own-variables"],
+)
+def test_trained_models_followed_through_aliases_of_their_weights(alias, sources, trained):
+    """The teacher runs in inference mode on purpose: only what the tape trains is asked
+    for `training=` (before, an attribute alias made every model on `self` trained)."""
+    from tapelint.engine import Linter
+    from tapelint.registry import rule_by_code_or_name
+
+    source = HEADER + _DISTILLER.format(alias=alias, sources=sources)
+    diagnostics = Linter([rule_by_code_or_name("TAP303")]).check_text(source, "m.py")
+    assert sorted(d.message.split("`")[1] for d in diagnostics) == trained
+
+
+@pytest.mark.parametrize(
+    "binding",
+    [
+        "w = student.trainable_weights",
+        "w = list(student.trainable_weights)",
+        "w, other = student.trainable_weights, teacher.trainable_weights",
+    ],
+    ids=["name", "list-copy", "unpacked"],
+)
+def test_trained_models_followed_through_names(binding):
+    body = (
+        "student = tf.keras.Sequential([tf.keras.layers.BatchNormalization()])\n"
+        "teacher = tf.keras.Sequential([tf.keras.layers.BatchNormalization()])\n"
+        f"{binding}\n"
+        "with tf.GradientTape() as t:\n    l = student(x) - teacher(x)\n"
+        "g = t.gradient(l, w)\n"
+    )
+    assert _calls(body) == ["student(x)"]
+
+
+def test_attributes_that_only_alias_each_other_say_nothing():
+    """No value lists anyone's variables: every model on `self` may be what is trained."""
+    from tapelint.engine import Linter
+    from tapelint.registry import rule_by_code_or_name
+
+    source = HEADER + _DISTILLER.format(alias="self.other", sources="self.alias").replace(
+        "        self.alias = self.other\n",
+        "        self.alias = self.other\n        self.other = self.alias\n",
+    )
+    diagnostics = Linter([rule_by_code_or_name("TAP303")]).check_text(source, "m.py")
+    assert sorted(d.message.split("`")[1] for d in diagnostics) == ["self.student", "self.teacher"]

@@ -65,6 +65,49 @@ def test_target_recorded(body, answer):
     assert _recorded(body) is answer
 
 
+@pytest.mark.parametrize(
+    ("body", "answer", "when"),
+    [
+        (  # a number, then `+=` in a loop after the block: never recorded on any path
+            "with tf.GradientTape() as t:\n    ls = [f(b) for b in bs]\ntotal = 0.0\n"
+            "for l in ls:\n    total += 0.5 * l\ng = t.gradient(total, v)\n",
+            Tri.NO,
+            "after",
+        ),
+        (  # `total = total + l` after each block of a tape made per iteration
+            "total = 0\nfor b in bs:\n    with tf.GradientTape() as t:\n        l = f(b)\n"
+            "    total = total + l\ng = t.gradient(total, v)\n",
+            Tri.NO,
+            "after",
+        ),
+        (  # the same `+=` inside the block is recorded on every path that runs it
+            "total = 0.0\nwith tf.GradientTape() as t:\n    for b in bs:\n"
+            "        total += f(b)\ng = t.gradient(total, v)\n",
+            Tri.UNKNOWN,
+            None,
+        ),
+        (  # recorded on one path, a plain alias on the other: nothing is shown
+            "with tf.GradientTape() as t:\n    l = f(x)\ntotal = l\nif aux:\n"
+            "    total = total + 0.1 * f(y)\ng = t.gradient(total, v)\n",
+            Tri.UNKNOWN,
+            None,
+        ),
+        (  # only a number reaches the target: not a question of recording
+            "with tf.GradientTape() as t:\n    l = f(x)\ntotal = 0.0\ng = t.gradient(total, v)\n",
+            Tri.UNKNOWN,
+            None,
+        ),
+    ],
+    ids=["loop-after-block", "tape-per-iteration", "loop-in-block", "one-path", "number-only"],
+)
+def test_accumulation_after_the_block(body, answer, when):
+    model = model_of(HEADER + body)
+    (call,) = model.gradient_calls
+    found = target_recorded(model, call)
+    assert found.answer is answer
+    assert found.when == when
+
+
 def _numpy(body: str) -> list[str]:
     model = model_of(HEADER + body)
     found = []

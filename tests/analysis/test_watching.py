@@ -8,6 +8,7 @@ import pytest
 
 from tapelint.analysis import Tri
 from tapelint.analysis.keras_objects import KerasObjects, all_variables_in_sources
+from tapelint.analysis.late_watch import sources_watched_too_late
 from tapelint.analysis.watching import (
     covers,
     is_plain_tensor,
@@ -188,6 +189,39 @@ def test_tape_that_never_watches_its_sources(block, sources, found):
     assert _never_watched(body) is found
 
 
+@pytest.mark.parametrize(
+    ("watched", "found"),
+    [
+        ("x", True),  # a parameter the model is called on: data, not the model's variables
+        ("[x, c]", True),
+        ("mixed", True),  # `mixed = x + c`: an op's result is a tensor, never a variable
+        ("same", False),  # `same = tf.cast(other, tf.float32)` may be `other` itself
+        ("other", False),  # a parameter not fed to the model: it may hold its variables
+        ("vs", False),  # `vs = [v.value for v in net.trainable_variables]`: not taken apart
+        ("[x, other]", False),
+    ],
+)
+def test_outer_tape_that_watches_only_inputs(watched, found):
+    body = (
+        "net = keras.Sequential([keras.layers.Dense(1)])\n"
+        "def step(x, c, other):\n"
+        "    mixed = x + c\n"
+        "    same = tf.cast(other, tf.float32)\n"
+        "    vs = [v.value for v in net.trainable_variables]\n"
+        "    with tf.GradientTape(watch_accessed_variables=False) as outer:\n"
+        f"        outer.watch({watched})\n"
+        "        with tf.GradientTape() as inner:\n"
+        "            inner.watch(x)\n"
+        "            u = net(tf.concat([x, c], axis=1))\n"
+        "        u_x = inner.gradient(u, x)\n"
+        "        loss = tf.reduce_mean(u_x ** 2) + tf.reduce_mean(net(mixed))\n"
+        "    return outer.gradient(loss, net.trainable_variables)\n"
+    )
+    model = model_of(HEADER + body)
+    outer = next(t for t in model.tapes if t.name == "outer")
+    assert (never_watched_call(model, outer) is not None) is found
+
+
 def test_tape_with_automatic_watching_is_not_judged():
     body = "with tf.GradientTape() as t:\n    y = m(x)\nd = t.gradient(y, m.trainable_variables)\n"
     assert _never_watched(body) is False
@@ -320,3 +354,136 @@ def test_all_variables_through_lists_sums_and_names():
         node, attribute = found[0]
         assert attribute in ("enc.variables", "enc.weights")
         assert node == (sources if sources == "params" else attribute)
+
+
+# ---------------------------------------------------------------------- watched too late
+def _late(body: str) -> list[tuple[str, str, bool]]:
+    model = model_of(HEADER + body)
+    found = []
+    for call in model.gradient_calls:
+        for late in sources_watched_too_late(model, call):
+            found.append((late.source.value, late.through.name, late.before_block))
+    return found
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (  # measured: None. Nothing watched took part in `x * x`.
+            "x = tf.constant(3.0)\nwith tf.GradientTape() as t:\n    y = x * x\n"
+            "    t.watch(x)\n    loss = tf.reduce_sum(y)\nd = t.gradient(loss, x)\n",
+            [("x", "y", False)],
+        ),
+        (  # measured: None, although the model's call after the watch is recorded
+            "x = tf.random.uniform((8, 1))\nc = tf.random.uniform((8, 1))\n"
+            "with tf.GradientTape() as t:\n    xc = tf.concat([x, c], axis=1)\n"
+            "    t.watch(x)\n    u = net(xc)\nd = t.gradient(u, x)\n",
+            [("x", "xc", False)],
+        ),
+        (  # before the block nothing is recorded, whatever `x` is
+            "def f(x, c):\n    xc = tf.concat([x, c], 1)\n    with tf.GradientTape() as t:\n"
+            "        t.watch(x)\n        u = net(xc)\n    return t.gradient(u, x)\n",
+            [("x", "xc", True)],
+        ),
+        (  # slices and reshapes are operations too
+            "def f(x):\n    first = tf.reshape(x[:, 0:1], (-1, 1))\n"
+            "    with tf.GradientTape() as t:\n        t.watch(x)\n        u = net(first)\n"
+            "    return t.gradient(u, x)\n",
+            [("x", "first", True)],
+        ),
+    ],
+    ids=["plain-op-in-block", "concat-in-block", "concat-before-block", "slice-before-block"],
+)
+def test_a_source_used_only_before_its_watch_is_found(body, expected):
+    assert _late(body) == expected
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # measured: a gradient. The model's variables made the tape record the call.
+        "x = tf.constant(1.0)\nwith tf.GradientTape() as t:\n    u = net(x)\n    t.watch(x)\n"
+        "d = t.gradient(u, x)\n",
+        # measured: a gradient. `w` is a variable the tape watched when `w * x` ran.
+        "w = tf.Variable(2.0)\nx = tf.constant(3.0)\nwith tf.GradientTape() as t:\n"
+        "    y = w * x\n    t.watch(x)\nd = t.gradient(y, x)\n",
+        # measured: 3 where 9 is right, but not None (not this rule's meaning)
+        "x = tf.constant(3.0)\nwith tf.GradientTape() as t:\n    y = x * x\n    t.watch(x)\n"
+        "    loss = y + 3.0 * x\nd = t.gradient(loss, x)\n",
+        # measured: a gradient. `c` was watched first, so the concat was recorded.
+        "x = tf.constant([[1.0]])\nc = tf.constant([[2.0]])\nwith tf.GradientTape() as t:\n"
+        "    t.watch(c)\n    xc = tf.concat([x, c], 1)\n    t.watch(x)\n    u = net(xc)\n"
+        "d = t.gradient(u, x)\n",
+        # an alias computes nothing: watching `x` watches `inputs`
+        "def f(x):\n    inputs = x\n    with tf.GradientTape() as t:\n        t.watch(x)\n"
+        "        u = net(inputs)\n    return t.gradient(u, x)\n",
+        # `convert_to_tensor` of a tensor returns that very tensor (measured)
+        "def f(x):\n    inputs = tf.convert_to_tensor(x)\n    with tf.GradientTape() as t:\n"
+        "        t.watch(x)\n        u = net(inputs)\n    return t.gradient(u, x)\n",
+        # a helper of unknown content runs before the watch
+        "x = tf.constant(1.0)\nwith tf.GradientTape() as t:\n    y = scale(x)\n    t.watch(x)\n"
+        "d = t.gradient(y, x)\n",
+        # the watch is in a loop of the block: later iterations are recorded
+        "x = tf.constant(1.0)\nwith tf.GradientTape() as t:\n    y = x\n    for _ in range(3):\n"
+        "        y = y * x\n        t.watch(x)\nd = t.gradient(y, x)\n",
+        # the tape goes to a helper, which may watch
+        "x = tf.constant(1.0)\nwith tf.GradientTape() as t:\n    y = x * x\n    prepare(t)\n"
+        "    t.watch(x)\nd = t.gradient(y, x)\n",
+        # the assembled tensor is the source
+        "def f(x, c):\n    xc = tf.concat([x, c], 1)\n    with tf.GradientTape() as t:\n"
+        "        t.watch(xc)\n        u = net(xc)\n    return t.gradient(u, xc)\n",
+    ],
+    ids=[
+        "model-call-first",
+        "variable-first",
+        "partial",
+        "other-input-watched-first",
+        "alias",
+        "convert-to-tensor",
+        "helper",
+        "loop",
+        "tape-escapes",
+        "assembled-source",
+    ],
+)
+def test_a_source_with_a_recorded_path_is_not_found(body):
+    assert _late(body) == []
+
+
+def test_a_variable_source_is_not_judged_by_the_late_watch():
+    """TAP201 is about tensors; a parameter counts, a known `tf.Variable` does not."""
+    body = (
+        "v = tf.Variable([[1.0]])\nc = tf.constant([[2.0]])\nvc = tf.concat([v, c], 1)\n"
+        "with tf.GradientTape() as t:\n    t.watch(v)\n    u = net(vc)\nd = t.gradient(u, v)\n"
+    )
+    assert _late(body) == []
+    assert _late(body.replace("tf.Variable([[1.0]])", "tf.constant([[1.0]])")) == [
+        ("v", "vc", True)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("helper", "found"),
+    [
+        ("pde = Residual()\n", False),  # a method of the file may read the global `x`
+        ("pde = lambda: x * 3.0\n", False),
+        ("pde = keras.layers.Lambda(lambda v: v * x)\n", False),
+        ("pde = keras.Sequential([keras.layers.Dense(1)])\n", True),  # Keras' own code
+    ],
+    ids=["method", "lambda", "library-object-with-own-code", "library-object"],
+)
+def test_a_later_use_hidden_in_code_of_the_file_is_given_the_benefit(helper, found):
+    body = (
+        "class Residual:\n    def __call__(self):\n        return x * 3.0\n"
+        "x = tf.constant([[3.0]])\n" + helper + "with tf.GradientTape() as t:\n"
+        "    y = x * x\n    t.watch(x)\n    loss = y + pde()\nd = t.gradient(loss, x)\n"
+    )
+    assert bool(_late(body)) is found
+
+
+def test_aliases_that_go_round_in_a_loop_end():
+    body = (
+        "x = tf.constant(1.0)\na = x\nb = a\nfor _ in range(2):\n    a = b\n    b = a\n"
+        "with tf.GradientTape() as t:\n    y = b * b\n    t.watch(x)\nd = t.gradient(y, x)\n"
+    )
+    assert _late(body) == []
