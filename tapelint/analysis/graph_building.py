@@ -22,6 +22,7 @@ import libcst as cst
 
 from tapelint.analysis.expressions import argument_value, decorator_callee
 from tapelint.analysis.model import CallSite, DefKind, FileModel, Scope
+from tapelint.analysis.steps import with_items_around
 
 _FEDERATED = "tensorflow_federated."
 _WRAP_FUNCTION = "tensorflow.wrap_function"
@@ -65,14 +66,16 @@ class GraphBuilding:
         """Whether a call runs while a graph is built once (see the module docs)."""
         if self.graph_mode_file or self._in_traced_function(site.scope):
             return True
-        return any(self._is_graph_default(item.item) for item in self._withs_around(site))
+        return any(
+            self._is_graph_default(item.item) for item in with_items_around(self.model, site.stmt)
+        )
 
     def lifted(self, site: CallSite) -> bool:
         """Whether a call runs under `with tf.init_scope():`."""
         return any(
             isinstance(item.item, cst.Call)
             and self.model.imports.qualify(item.item.func) == _INIT_SCOPE
-            for item in self._withs_around(site)
+            for item in with_items_around(self.model, site.stmt)
         )
 
     def _in_traced_function(self, scope: Scope | None) -> bool:
@@ -81,21 +84,6 @@ class GraphBuilding:
                 return True
             scope = scope.parent
         return False
-
-    def _withs_around(self, site: CallSite) -> list[cst.WithItem]:
-        """The items of every `with` statement whose block holds the call, innermost first,
-        through enclosing functions too."""
-        items: list[cst.WithItem] = []
-        stmt = site.stmt
-        while stmt is not None:
-            parent = self.model.stmt_parent.get(stmt)
-            if parent is None:
-                break
-            owner = parent[0]
-            if isinstance(owner, cst.With):
-                items.extend(owner.items)
-            stmt = owner
-        return items
 
     def _is_graph_default(self, expr: cst.BaseExpression) -> bool:
         """`tf.Graph().as_default()`, or `g.as_default()` with `g` bound only to `tf.Graph()`."""

@@ -55,7 +55,7 @@ from tapelint.analysis.repetition import (
     changes_trainability,
     counts_passes,
 )
-from tapelint.analysis.steps import StepIndex, innermost_loop, under_condition
+from tapelint.analysis.steps import StepIndex, innermost_loop, under_condition, with_items_around
 
 _COPY_METHODS = frozenset({"set_weights", "load_weights"})
 # Methods that build a model or layer (create its weights) when called.
@@ -134,9 +134,11 @@ class _Finder:
                 continue
             scope = site.scope
             if self.index.is_compiled(scope):
-                if not under_condition(
-                    self.model, site.stmt, scope.node
-                ) and self._creates_variables(site, kind):
+                if (
+                    not under_condition(self.model, site.stmt, scope.node)
+                    and self._creates_variables(site, kind)
+                    and not self._only_called_expecting_errors(scope)
+                ):
                     yield StateInStep(site.node, kind, Where.COMPILED, _function_name(scope))
                 continue
             if kind is StateKind.VARIABLE or _gets_copied_weights(self.model, site):
@@ -235,6 +237,19 @@ class _Finder:
             site, _BUILDING_METHODS, 0
         )
 
+    def _only_called_expecting_errors(self, scope: Scope) -> bool:
+        """Whether every call of the function is made in a block that expects an error
+        (`with pytest.raises(ValueError):`, `self.assertRaises...`, `assert_raises`): code
+        that demonstrates or tests TensorFlow's refusal."""
+        function = _function_of(scope)
+        if function is None:
+            return False
+        calls = self.index.calls_of_function(function)
+        return bool(calls) and all(
+            any(_expects_error(item.item) for item in with_items_around(self.model, c.stmt))
+            for c in calls
+        )
+
     def _used(self, site: CallSite, methods: frozenset[str], depth: int) -> bool:
         """Whether the function calls what `site` builds, or one of `methods` on it: right
         away (`Dense(3)(x)`), through the name it is bound to, or as a part of a model that
@@ -279,10 +294,25 @@ def _names_and_attributes(nodes: Sequence[cst.CSTNode]) -> Iterator[cst.BaseExpr
         pending.extend(node.children)
 
 
-def _function_name(scope: Scope | None) -> str | None:
+def _function_of(scope: Scope | None) -> cst.FunctionDef | None:
     while scope is not None and not isinstance(scope.node, cst.FunctionDef):
         scope = scope.parent
-    return scope.node.name.value if scope is not None else None
+    return scope.node if scope is not None else None
+
+
+def _function_name(scope: Scope | None) -> str | None:
+    function = _function_of(scope)
+    return function.name.value if function is not None else None
+
+
+def _expects_error(expr: cst.BaseExpression) -> bool:
+    """`pytest.raises(...)`, `self.assertRaises(...)`, `self.assertRaisesRegex(...)`,
+    `assert_raises(...)`."""
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+    return isinstance(name, str) and "raises" in name.lower()
 
 
 def _gets_copied_weights(model: FileModel, site: CallSite) -> bool:

@@ -455,3 +455,12 @@ def test_a_graph_name_bound_to_something_else_is_no_graph():
         TRAINING_LOOP.format(inside="    opt = tf.keras.optimizers.Adam()\n"), "    "
     )
     assert [w for _, _, w in _state(source)] == [Where.LOOP]
+
+
+def test_a_compiled_function_called_only_where_an_error_is_expected_is_not_found():
+    function = "@tf.function\ndef f(x):\n    v = tf.Variable(1.0)\n    return v * x\n"
+    for expecting in ("pytest.raises(ValueError)", "self.assertRaisesRegex(ValueError, 'x')"):
+        assert _state(function + f"with {expecting}:\n    f(1.0)\n") == []
+    also_called = function + "with pytest.raises(ValueError):\n    f(1.0)\nf(2.0)\n"
+    assert [w for _, _, w in _state(also_called)] == [Where.COMPILED]
+    assert [w for _, _, w in _state(function)] == [Where.COMPILED]
