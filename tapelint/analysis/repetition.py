@@ -23,13 +23,14 @@ Each operand (the optimizer, and each object whose variables are trained: `model
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 
 import libcst as cst
 
-from tapelint.analysis.expressions import argument_value, call_argument
+from tapelint.analysis.expressions import argument_value, call_argument, child_blocks
 from tapelint.analysis.gradients import applied_pairing
 from tapelint.analysis.keras_objects import VARIABLE_LISTS
 from tapelint.analysis.model import ApplyCall, CallSite, Def, DefKind, FileModel, Scope
@@ -46,6 +47,7 @@ _WRAPPERS = frozenset({"enumerate", "tqdm", "tqdm_notebook", "iter"})
 # `tf.nest.flatten(x)` and `list(x)` hold the variables of `x`.
 _SAME_VARIABLES = frozenset({"list", "tuple", "sorted"})
 _FLATTEN = frozenset({"tensorflow.nest.flatten"})
+_SETS_TRAINABLE = re.compile(r"\.trainable\s*=(?!=)")
 
 
 class Persistence(Enum):
@@ -136,6 +138,7 @@ class Repetitions:
         self._applies = {apply.node: apply for apply in model.apply_calls}
         self._applications: dict[cst.CSTNode, list[Application]] = {}
         self._assigned: dict[cst.CSTNode, set[str]] = {}
+        self._sets_trainable = _SETS_TRAINABLE.search(model.source_text) is not None
 
     # ------------------------------------------------------------------ applications
     def applications(self, unit: cst.CSTNode, scope: Scope) -> list[Application]:
@@ -415,22 +418,17 @@ class Repetitions:
         found = self._assigned.get(unit)
         if found is None:
             found = set()
-            pending: list[cst.CSTNode] = [unit]
-            while pending:
-                node = pending.pop()
-                targets: list[cst.BaseExpression] = []
-                if isinstance(node, cst.Assign):
-                    targets = [t.target for t in node.targets]
-                elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-                    targets = [node.target]
-                for target in targets:
-                    for element in _target_elements(target):
-                        dotted = dotted_name(element)
-                        if dotted is not None and "." in dotted:
-                            found.add(dotted)
-                pending.extend(node.children)
+            for target in _assignment_targets(unit):
+                dotted = dotted_name(target)
+                if dotted is not None and "." in dotted:
+                    found.add(dotted)
             self._assigned[unit] = found
         return found
+
+    def changes_trainability(self, node: cst.CSTNode) -> bool:
+        """`changes_trainability`, answered at once for a file that never assigns a
+        `.trainable`."""
+        return self._sets_trainable and changes_trainability(node)
 
 
 def counts_passes(loop: cst.CSTNode) -> bool:
@@ -449,16 +447,27 @@ def counts_passes(loop: cst.CSTNode) -> bool:
 def changes_trainability(node: cst.CSTNode) -> bool:
     """Whether code sets some `.trainable` (progressive unfreezing): a new optimizer for the
     new set of variables is then what Keras 3 requires."""
-    pending = [node]
+    return any(
+        isinstance(target, cst.Attribute) and target.attr.value == "trainable"
+        for target in _assignment_targets(node)
+    )
+
+
+def _assignment_targets(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+    """The targets assigned by the statements in a loop's or a function's blocks, at any
+    depth (walking statements, not expressions: libcst's node children are costly)."""
+    pending: list[cst.CSTNode] = [stmt for block in child_blocks(node) for stmt in block]
     while pending:
-        current = pending.pop()
-        if isinstance(current, cst.Assign) and any(
-            isinstance(t.target, cst.Attribute) and t.target.attr.value == "trainable"
-            for t in current.targets
-        ):
-            return True
-        pending.extend(current.children)
-    return False
+        stmt = pending.pop()
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign):
+                    for target in small.targets:
+                        yield from _target_elements(target.target)
+                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                    yield from _target_elements(small.target)
+        else:
+            pending.extend(inner for block in child_blocks(stmt) for inner in block)
 
 
 def _last(func: cst.BaseExpression) -> str | None:

@@ -52,7 +52,6 @@ from tapelint.analysis.repetition import (
     Persistence,
     Repetitions,
     binding_of,
-    changes_trainability,
     counts_passes,
 )
 from tapelint.analysis.steps import StepIndex, innermost_loop, under_condition, with_items_around
@@ -166,7 +165,7 @@ class _Finder:
                 return None
             if self.index.is_training_loop(loop.node, site.scope):
                 return _Repetition(loop.node, site.scope, Where.LOOP)
-            if counts_passes(loop.node) and not changes_trainability(loop.node):
+            if counts_passes(loop.node) and not self.repetitions.changes_trainability(loop.node):
                 return _Repetition(loop.node, site.scope, Where.OUTER_LOOP)
             return None
         function = site.scope.node
@@ -179,14 +178,13 @@ class _Finder:
         ]
         if self.index.is_step(function) and callers:
             return _Repetition(function, site.scope, Where.STEP)
-        if changes_trainability(function):
-            return None
         for caller in callers:
             loop = innermost_loop(caller.ctx)
             if (
                 loop is not None
                 and counts_passes(loop.node)
-                and not changes_trainability(loop.node)
+                and not self.repetitions.changes_trainability(loop.node)
+                and not self.repetitions.changes_trainability(function)
             ):
                 return _Repetition(function, site.scope, Where.RUN)
         return None
