@@ -14,10 +14,13 @@ What a construction holds, measured on TensorFlow 2.21 (Keras 3):
   resets nothing: TF1's `GradientDescentOptimizer` (and `ProximalGradientDescentOptimizer`),
   which create no variable at all, and a Keras `SGD` without momentum, EMA or gradient
   accumulation whose learning rate is not a schedule. Such an `SGD` keeps only its step
-  count, which nothing reads unless the learning rate is a `LearningRateSchedule`: ten
-  steps with an `SGD(0.1)` rebuilt per step give exactly the weights of one kept `SGD(0.1)`,
-  while with `momentum=0.9` or an `ExponentialDecay` schedule they differ. Arguments that
-  are not literals (`momentum=m`, `**config`) are not evidence of state.
+  count, which nothing reads unless the learning rate is a `LearningRateSchedule`: five
+  steps with an `SGD(0.1)` rebuilt per step give exactly the weights of one kept `SGD(0.1)`
+  (with `nesterov=True` or `weight_decay` too), while with `momentum=0.9` or an
+  `ExponentialDecay` schedule they differ. A momentum given as anything but a literal zero
+  counts as state (why pass it otherwise); a learning rate is a schedule only when shown to
+  be one (a schedule's constructor, or a name bound only to one); `**config` shows
+  nothing.
 - *Variables at construction*: a Keras optimizer creates its variables (step count,
   learning rate) in its constructor, so constructing one in a `tf.function` raises; a TF1
   optimizer creates none until it applies gradients, and then only if it has slots. A Keras
