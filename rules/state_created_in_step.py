@@ -37,17 +37,20 @@ class StateCreatedInStep(Rule):
     - in eager code, an optimizer rebuilt in each repetition while what it trains was
       created before the repetition (and persists), or a model or layer rebuilt while the
       optimizer that trains it persists. A repetition is one iteration of a training loop
-      (a loop that opens a tape, applies gradients or calls a step), one pass of a counting
-      loop around one (`for epoch in range(n)`, `while`), or one call of a function that a
-      loop calls (a training step, or a function running a training loop per epoch). What
+      (a loop that opens a tape, applies gradients or calls a step), one pass of a loop
+      around one, or one call of a function that a loop calls (a training step, or a
+      function running a training loop of its own). For an optimizer, the loop around
+      the training loop (or the loop calling such a function) must count passes (`for
+      epoch in range(n)`, `while`) and keep the set of trained variables. What
       is trained is followed through `zip(grads, variables)`, names, the functions of the
       file the repetition calls (their parameters read at the call), `self.x` and the
       receiver of a method.
 
     Not reported (correct code, or not shown to be wrong): a repetition that builds both
     what it trains and its optimizer (one model and optimizer per fold, trial, or test
-    case per dtype); a loop around the training loop that goes through cases or stages
-    rather than counting passes, or changes `.trainable`; slot-less optimizers in eager
+    case per dtype); an optimizer rebuilt per pass of a loop around the training loop that
+    goes through cases or stages rather than counting passes, or changes `.trainable`
+    (Keras 3 needs a new optimizer for new variables); slot-less optimizers in eager
     code (TF1's `GradientDescentOptimizer`, a Keras `SGD` without momentum, EMA or
     gradient accumulation and without a learning-rate schedule: rebuilding one resets
     nothing); what is trained when it cannot be told (pairs from an unknown function,
@@ -119,11 +122,16 @@ def _message(model: FileModel, state: StateInStep) -> str:
             f"{created} in every iteration of this training loop, so {lost} at each step "
             f"while {kept}; create it once, before the loop"
         )
-    if state.where is Where.OUTER_LOOP:
+    if state.where is Where.OUTER_LOOP and state.kind is StateKind.OPTIMIZER:
         return (
             f"{created} in every pass of this loop around the training loop, so {lost} at "
             f"each pass (every epoch) while {kept}; create it once, before the loop (to "
             "change the learning rate, assign `optimizer.learning_rate`)"
+        )
+    if state.where is Where.OUTER_LOOP:
+        return (
+            f"{created} in every pass of this loop around the training loop while {kept}; "
+            "create the optimizer in the loop too (one per case), or the model once before it"
         )
     if state.where is Where.STEP:
         return (
@@ -132,7 +140,7 @@ def _message(model: FileModel, state: StateInStep) -> str:
             "step (before the loop, or in `__init__`) and reuse it"
         )
     return (
-        f"{created} each time `{state.function}` runs (it is called in a loop that counts "
-        f"passes), so {lost} at each call while {kept}; create it once, outside "
-        f"`{state.function}`, and pass it in"
+        f"{created} each time `{state.function}` runs (it is called in a loop), so {lost} "
+        f"at each call while {kept}; create it once, outside `{state.function}`, and pass "
+        "it in"
     )

@@ -372,21 +372,21 @@ class Repetitions:
         eager loops: an argument bound before the calling loop is the same every time."""
         attribute = (key.partition(".")[2] or None) if key is not None else None
         found = []
-        for site in self.callers_in_loops(function):
-            loop = innermost_loop(site.ctx)
-            assert loop is not None
+        for site, loop in self.callers_in_loops(function):
             argument = self._argument(site, function, parameter)
-            operands = self._argument_operands(argument, attribute, _Place(loop.node, site.scope))
+            operands = self._argument_operands(argument, attribute, _Place(loop, site.scope))
             found.append(combined(op.persistence for op in operands))
         return combined(found)
 
-    def callers_in_loops(self, function: cst.FunctionDef) -> list[CallSite]:
-        """The calls of `function` made in a loop of code that runs eagerly."""
-        return [
-            site
-            for site in self.index.calls_of_function(function)
-            if innermost_loop(site.ctx) is not None and not self.index.is_compiled(site.scope)
-        ]
+    def callers_in_loops(self, function: cst.FunctionDef) -> list[tuple[CallSite, cst.CSTNode]]:
+        """The calls of `function` made in a loop of code that runs eagerly, each with its
+        innermost loop."""
+        found = []
+        for site in self.index.calls_of_function(function):
+            loop = innermost_loop(site.ctx)
+            if loop is not None and not self.index.is_compiled(site.scope):
+                found.append((site, loop.node))
+        return found
 
     def _argument(
         self, site: CallSite, function: cst.FunctionDef, parameter: str

@@ -13,11 +13,17 @@ model, a slot-less TF1 optimizer and an unapplied one create nothing.
 Eager code: a construction repeats in
 
 - a *training loop*, a loop that runs a step in its own iteration (LOOP);
-- a loop around a training loop that counts passes (`for epoch in range(n)`, `while`), and
-  does not change which variables train (OUTER_LOOP: an optimizer rebuilt per epoch);
+- a loop around a training loop (OUTER_LOOP: an optimizer rebuilt per epoch, a model per
+  fold);
 - a training step, a function that runs one step per call, called in a loop (STEP);
-- a function that runs a training loop of its own, called in a loop that counts passes
-  (RUN: `train_one_epoch(model)` per epoch).
+- a function that runs a training loop of its own, called in a loop (RUN:
+  `train_one_epoch(model)` per epoch).
+
+For an optimizer, the loop around the training loop (or calling such a function) must
+count passes (`for epoch in range(n)`, `while`) and keep the set of trained variables (no
+`.trainable =` in it): a new optimizer per case or stage (`for lr in lrs`, progressive
+unfreezing) is often deliberate, and Keras 3 requires one for new variables. A new model
+or layer for an optimizer that persists is a mistake in any loop.
 
 It is then reported only when `repetition` shows that it restarts state the same variables
 keep training with: an optimizer whose application (in the repetition, or a function it
@@ -145,7 +151,7 @@ class _Finder:
             if kind is StateKind.OPTIMIZER and self.constructors.is_slotless_optimizer(site):
                 continue
             binding = binding_of(self.model, site)
-            repetition = self._repetition(site)
+            repetition = self._repetition(site, kind)
             if binding is None or repetition is None:
                 continue
             if self._restarts_trained_state(kind, binding, repetition):
@@ -157,15 +163,18 @@ class _Finder:
                 yield StateInStep(site.node, kind, repetition.where, name)
 
     # ------------------------------------------------------------------ eager code
-    def _repetition(self, site: CallSite) -> _Repetition | None:
-        """The loop or function that runs the construction again and again, if any."""
+    def _repetition(self, site: CallSite, kind: StateKind) -> _Repetition | None:
+        """The loop or function that runs the construction again and again, if any. Around
+        a training loop, a new optimizer per pass is a mistake only in a loop that counts
+        passes and keeps the set of trained variables; a new model or layer for a kept
+        optimizer is one in any loop."""
         loop = innermost_loop(site.ctx)
         if loop is not None:
             if under_condition(self.model, site.stmt, loop.node):
                 return None
             if self.index.is_training_loop(loop.node, site.scope):
                 return _Repetition(loop.node, site.scope, Where.LOOP)
-            if counts_passes(loop.node) and not self.repetitions.changes_trainability(loop.node):
+            if self._repeats_passes(loop.node, kind):
                 return _Repetition(loop.node, site.scope, Where.OUTER_LOOP)
             return None
         function = site.scope.node
@@ -173,21 +182,23 @@ class _Finder:
             self.model, site.stmt, function
         ):
             return None
-        callers = [
-            c for c in self.repetitions.callers_in_loops(function) if not self.graph.builds_graph(c)
+        loops = [
+            loop
+            for caller, loop in self.repetitions.callers_in_loops(function)
+            if not self.graph.builds_graph(caller)
         ]
-        if self.index.is_step(function) and callers:
+        if self.index.is_step(function) and loops:
             return _Repetition(function, site.scope, Where.STEP)
-        for caller in callers:
-            loop = innermost_loop(caller.ctx)
-            if (
-                loop is not None
-                and counts_passes(loop.node)
-                and not self.repetitions.changes_trainability(loop.node)
-                and not self.repetitions.changes_trainability(function)
-            ):
-                return _Repetition(function, site.scope, Where.RUN)
+        if any(self._repeats_passes(loop, kind) for loop in loops) and (
+            kind is not StateKind.OPTIMIZER or not self.repetitions.changes_trainability(function)
+        ):
+            return _Repetition(function, site.scope, Where.RUN)
         return None
+
+    def _repeats_passes(self, loop: cst.CSTNode, kind: StateKind) -> bool:
+        if kind is not StateKind.OPTIMIZER:
+            return True
+        return counts_passes(loop) and not self.repetitions.changes_trainability(loop)
 
     def _restarts_trained_state(
         self, kind: StateKind, binding: Binding, repetition: _Repetition

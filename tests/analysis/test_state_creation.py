@@ -464,3 +464,20 @@ def test_a_compiled_function_called_only_where_an_error_is_expected_is_not_found
     also_called = function + "with pytest.raises(ValueError):\n    f(1.0)\nf(2.0)\n"
     assert [w for _, _, w in _state(also_called)] == [Where.COMPILED]
     assert [w for _, _, w in _state(function)] == [Where.COMPILED]
+
+
+def test_a_model_rebuilt_per_case_for_a_kept_optimizer_is_found_in_any_loop():
+    source = (
+        "opt = tf.keras.optimizers.Adam()\nfor train_ds in folds:\n"
+        "    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+        "    for x, y in train_ds:\n"
+        "        with tf.GradientTape() as tape:\n            loss = f(model(x))\n"
+        "        grads = tape.gradient(loss, model.trainable_variables)\n"
+        "        opt.apply_gradients(zip(grads, model.trainable_variables))\n"
+    )
+    assert [(k, w) for _, k, w in _state(source)] == [(StateKind.MODEL, Where.OUTER_LOOP)]
+    # with its own optimizer per fold, it is a fresh case
+    own = source.replace("opt = tf.keras.optimizers.Adam()\n", "").replace(
+        "    for x, y", "    opt = tf.keras.optimizers.Adam()\n    for x, y"
+    )
+    assert _state(own) == []
