@@ -66,8 +66,15 @@ Questions the rules ask:
 - `steps`: compiled functions, training steps and training loops. (TAP501, TAP502)
 - `retracing`: which `tf.function`s are created per step or called with a changing Python
   value? (TAP501)
-- `state_creation`: which calls build training state (optimizers, models, layers,
-  variables) once per step? (TAP502)
+- `constructors`: which calls build training state (optimizers, models, layers,
+  variables), and what each holds: slots, variables made at construction? (TAP502)
+- `graph_building`: which code builds a graph once, or is lifted by `tf.init_scope`?
+  (TAP502)
+- `repetition`: what does one iteration of a loop (or one call of a function called in
+  a loop) train, and is each optimizer and trained object the same in every repetition?
+  (TAP502)
+- `state_creation`: which constructions of training state does a repeated step rebuild
+  while the same variables train, or create variables in compiled code? (TAP502)
 """
 
 from tapelint.analysis.builder import build_model

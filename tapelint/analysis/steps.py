@@ -389,6 +389,21 @@ def under_condition(model: FileModel, stmt: cst.CSTNode | None, stop: cst.CSTNod
     return False
 
 
+def with_items_around(model: FileModel, stmt: cst.CSTNode | None) -> list[cst.WithItem]:
+    """The items of every `with` statement whose block holds `stmt`, innermost first,
+    through enclosing functions too."""
+    items: list[cst.WithItem] = []
+    while stmt is not None:
+        parent = model.stmt_parent.get(stmt)
+        if parent is None:
+            break
+        owner = parent[0]
+        if isinstance(owner, cst.With):
+            items.extend(owner.items)
+        stmt = owner
+    return items
+
+
 def _always_runs(stmt: cst.CSTNode, owner: cst.Try | cst.TryStar) -> bool:
     """Whether `stmt` sits in the `try` body or the `finally` of `owner`."""
     blocks = [statements(owner.body)]

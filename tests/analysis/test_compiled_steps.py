@@ -8,7 +8,6 @@ import libcst as cst
 import pytest
 
 from tapelint.analysis.retracing import counter_arguments, creations_per_step
-from tapelint.analysis.state_creation import StateKind, Where, state_created_per_step
 from tapelint.analysis.steps import StepIndex, under_condition
 from tests.analysis.helpers import code, model_of
 
@@ -304,124 +303,6 @@ def test_creations_that_do_not_retrace_per_step_are_not_found(source):
     assert _creations("def plain(x):\n    return x\n" + source) == []
 
 
-# ---------------------------------------------------------------------- state per step
-def _state(source: str) -> list[tuple[str, StateKind, Where]]:
-    model = model_of(_dedent(source))
-    index = StepIndex(model)
-    return [(code(model, s.node), s.kind, s.where) for s in state_created_per_step(model, index)]
-
-
-TRAINING_LOOP = (
-    "for x, y in ds:\n{inside}"
-    "    with tf.GradientTape() as tape:\n"
-    "        loss = loss_fn(y, model(x, training=True))\n"
-    "    grads = tape.gradient(loss, model.trainable_variables)\n"
-)
-
-
-@pytest.mark.parametrize(
-    ("inside", "kind"),
-    [
-        ("    opt = tf.keras.optimizers.Adam(1e-3)\n", StateKind.OPTIMIZER),
-        ("    opt = tf.optimizers.SGD()\n", StateKind.OPTIMIZER),
-        ("    opt = tf.compat.v1.train.AdamOptimizer()\n", StateKind.OPTIMIZER),
-        ("    model = tf.keras.Sequential([tf.keras.layers.Flatten()])\n", StateKind.MODEL),
-        ("    base = tf.keras.applications.MobileNetV2()\n", StateKind.MODEL),
-        ("    head = tf.keras.layers.Dense(10)\n", StateKind.LAYER),
-        ("    head = Head()\n", StateKind.LAYER),
-        ("    net = Net()\n", StateKind.MODEL),
-    ],
-    ids=[
-        "keras",
-        "tf-optimizers",
-        "compat-v1",
-        "sequential",
-        "application",
-        "dense",
-        "own-layer",
-        "own-model",
-    ],
-)
-def test_state_built_in_a_training_loop_is_found(inside, kind):
-    classes = (
-        "class Head(tf.keras.layers.Layer):\n    def build(self, shape):\n"
-        "        self.w = self.add_weight(shape=shape)\n"
-        "class Base(tf.keras.Model):\n    pass\n"
-        "class Net(Base):\n    pass\n"
-    )
-    found = _state(classes + TRAINING_LOOP.format(inside=inside))
-    assert [(k, w) for _, k, w in found] == [(kind, Where.LOOP)]
-
-
-@pytest.mark.parametrize(
-    "inside",
-    [
-        "    flat = tf.keras.layers.Flatten()\n",
-        "    sampler = Sampling()\n",
-        "    delta = tf.Variable(tf.zeros_like(x))\n",
-        "    sched = tf.keras.optimizers.schedules.ExponentialDecay(0.1, 100, 0.9)\n",
-        "    mean = tf.keras.metrics.Mean()\n",
-        "    if opt is None:\n        opt = tf.keras.optimizers.Adam()\n",
-        "    copy = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
-        "    copy.set_weights(model.get_weights())\n",
-    ],
-    ids=[
-        "stateless-layer",
-        "weightless-own-layer",
-        "eager-variable",
-        "schedule",
-        "metric",
-        "guarded",
-        "copy",
-    ],
-)
-def test_look_alikes_in_a_training_loop_are_not_found(inside):
-    classes = "class Sampling(tf.keras.layers.Layer):\n    def call(self, x):\n        return x\n"
-    assert _state(classes + TRAINING_LOOP.format(inside=inside)) == []
-
-
-def test_loops_that_do_not_train_build_freely():
-    assert (
-        _state(
-            "layers = []\nfor units in (64, 32):\n    layers.append(tf.keras.layers.Dense(units))\n"
-            "for fold in range(3):\n    model = tf.keras.Sequential(layers)\n"
-            "    opt = tf.keras.optimizers.Adam()\n"
-            "    for x, y in ds:\n        with tf.GradientTape() as tape:\n"
-            "            loss = f(model(x, training=True))\n"
-        )
-        == []
-    )
-
-
-def test_state_in_a_compiled_step_is_found_unless_guarded():
-    found = _state(
-        "@tf.function\ndef step(x):\n    v = tf.Variable(1.0)\n"
-        "    opt = tf.keras.optimizers.Adam()\n    return v * x\n"
-        "class M(tf.keras.Model):\n    @tf.function\n    def __call__(self, x):\n"
-        "        if self.v is None:\n            self.v = tf.Variable(2.0)\n"
-        "        return self.v * x\n"
-        "    def train_step(self, data):\n        head = tf.keras.layers.Dense(1)\n"
-        "        return head(data)\n"
-    )
-    assert found == [
-        ("tf.Variable(1.0)", StateKind.VARIABLE, Where.COMPILED),
-        ("tf.keras.optimizers.Adam()", StateKind.OPTIMIZER, Where.COMPILED),
-        ("tf.keras.layers.Dense(1)", StateKind.LAYER, Where.COMPILED),
-    ]
-
-
-def test_state_in_a_step_function_called_in_a_loop_is_found():
-    step = (
-        "def train_step(x, y):\n    opt = tf.keras.optimizers.Adam()\n"
-        "    with tf.GradientTape() as tape:\n        loss = f(model(x, training=True))\n"
-        "    return tape.gradient(loss, model.trainable_variables)\n"
-    )
-    assert _state(step + "for x, y in ds:\n    train_step(x, y)\n") == [
-        ("tf.keras.optimizers.Adam()", StateKind.OPTIMIZER, Where.STEP)
-    ]
-    assert _state(step + "train_step(x, y)\n") == []
-
-
 def test_tf_function_assigned_to_an_attribute_is_followed():
     source = (
         "class T:\n    def __init__(self):\n        self.step = tf.function(self._step)\n"
@@ -438,33 +319,6 @@ def test_tf_function_assigned_to_an_attribute_is_followed():
     assert _counters(rebound) == []
 
 
-def test_layers_in_the_arguments_of_a_model_built_per_step_are_one_finding():
-    found = _state(
-        TRAINING_LOOP.format(
-            inside="    model = tf.keras.Sequential([tf.keras.layers.Dense(4), "
-            "tf.keras.layers.Dense(1)])\n"
-        )
-    )
-    assert [c for c, _, _ in found] == [
-        "tf.keras.Sequential([tf.keras.layers.Dense(4), tf.keras.layers.Dense(1)])"
-    ]
-
-
-def test_methods_called_on_an_instance_of_a_class_of_the_file_are_followed():
-    source = (
-        "class Agent:\n    def learn(self, x):\n        opt = tf.keras.optimizers.Adam()\n"
-        "        with tf.GradientTape() as tape:\n            loss = f(x)\n"
-        "        opt.apply_gradients(g(tape, loss))\n"
-        "    @tf.function\n    def act(self, x, t):\n        return x\n"
-        "agent = Agent()\nfor t in range(10):\n    agent.act(x, t)\n    agent.learn(x)\n"
-    )
-    assert _counters(source) == [("agent.act(x, t)", "t")]
-    assert [(c, w) for c, _, w in _state(source)] == [("tf.keras.optimizers.Adam()", Where.STEP)]
-    # an instance of something else (or of two classes) is not followed
-    unknown = source.replace("agent = Agent()", "agent = make_agent()")
-    assert _counters(unknown) == [] and _state(unknown) == []
-
-
 def test_function_stored_on_self_in_the_epoch_loop_is_found():
     assert _creations(
         "class T:\n    def _step(self, x):\n        return x\n"
@@ -474,9 +328,18 @@ def test_function_stored_on_self_in_the_epoch_loop_is_found():
     ) == [("tf.function(self._step)", None)]
 
 
-def test_a_method_compiled_through_self_attribute_is_a_compiled_step():
-    found = _state(
-        "class T:\n    def __init__(self):\n        self.step = tf.function(self._step)\n"
-        "    def _step(self, x):\n        opt = tf.keras.optimizers.Adam()\n        return x\n"
+def test_methods_called_on_an_instance_of_a_class_of_the_file_are_followed():
+    source = (
+        "class Agent:\n    def learn(self, x):\n"
+        "        with tf.GradientTape() as tape:\n            loss = f(x)\n"
+        "        return tape.gradient(loss, vs)\n"
+        "    @tf.function\n    def act(self, x, t):\n        return x\n"
+        "agent = Agent()\nfor t in range(10):\n    agent.act(x, t)\n    agent.learn(x)\n"
     )
-    assert [(c, w) for c, _, w in found] == [("tf.keras.optimizers.Adam()", Where.COMPILED)]
+    assert _counters(source) == [("agent.act(x, t)", "t")]
+    model = model_of(_dedent(source))
+    (call,) = [s for s in model.calls if code(model, s.node) == "agent.learn(x)"]
+    assert [f.name.value for f in StepIndex(model).callees(call)] == ["learn"]
+    # an instance of something else (or of two classes) is not followed
+    unknown = source.replace("agent = Agent()", "agent = make_agent()")
+    assert _counters(unknown) == []
