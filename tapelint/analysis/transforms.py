@@ -11,7 +11,9 @@ function TensorFlow does not define, building a tuple `(g, v)`, or `tf.clip_by_g
 (None-safe) is not one. A TensorFlow op mapped over the list as a function reference
 (`tf.nest.map_structure(tf.add, grads, accumulated)`) is one too.
 
-Guarded means: the gradients come from `unconnected_gradients=ZERO` (never None), a None test
+Guarded means: the gradients come from `unconnected_gradients=ZERO` (never None), every
+source is named and reaches the target (`tape.gradient(loss, [w1, b1])` with a loss computed
+from both: no gradient can be None), a None test
 on the gradients or on the loop variable exists (`if g is not None`, `None if g is None else
 ...`, `if g is None: continue`, a check that raises), or a test of the loop variable selects
 the branch the op runs in (`isinstance(g, tf.IndexedSlices)`).
@@ -31,12 +33,13 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tapelint.analysis.differentiability import every_source_reaches
 from tapelint.analysis.expressions import (
     argument_value,
     names_in,
     statements,
 )
-from tapelint.analysis.gradients import gradients_of, handles_none
+from tapelint.analysis.gradients import GradientFlow, gradients_of, handles_none
 from tapelint.analysis.model import Def, DefKind, FileModel, FrameKind, Scope, TapeCall
 from tapelint.analysis.names import is_tensorflow
 
@@ -110,7 +113,7 @@ def _unguarded_map(
         return None
     for parameter, structure in zip(parameters, positional[1:], strict=False):
         flow = gradients_of(model, structure, scope)
-        if flow.opaque or not flow.origins or handles_none(model, flow):
+        if flow.opaque or not flow.origins or _cannot_be_none(model, flow):
             continue
         if not all(_sources_are_a_list(model, origin) for origin in flow.origins):
             continue
@@ -132,7 +135,7 @@ def _mapped_op(
     """A TensorFlow op mapped over a raw gradient list: it is called with each None."""
     for structure in structures:
         flow = gradients_of(model, structure, scope)
-        if flow.opaque or not flow.origins or handles_none(model, flow):
+        if flow.opaque or not flow.origins or _cannot_be_none(model, flow):
             continue
         if all(_sources_are_a_list(model, origin) for origin in flow.origins):
             return Transform(call, flow.origins[0], "g")
@@ -153,7 +156,7 @@ def _unguarded(model: FileModel, d: Def) -> Transform | None:
         return None
     if not all(_sources_are_a_list(model, origin) for origin in flow.origins):
         return None
-    if handles_none(model, flow) or _none_tested(model, d):
+    if _cannot_be_none(model, flow) or _none_tested(model, d):
         return None
     loop = _loop_body(d)
     if loop is None:
@@ -185,6 +188,14 @@ def _paired_variables(model: FileModel, d: Def) -> frozenset[Def]:
 
 def _reads(model: FileModel, test: cst.BaseExpression, defs: frozenset[Def]) -> bool:
     return any(defs & set(model.defs_of(name)) for name in names_in(test))
+
+
+def _cannot_be_none(model: FileModel, flow: GradientFlow) -> bool:
+    """None is handled on the way, or no gradient can be None: each gradient call's sources
+    are named one by one and the target depends on all of them (`[w1, b1, w2, b2]`)."""
+    return handles_none(model, flow) or all(
+        every_source_reaches(model, origin) for origin in flow.origins
+    )
 
 
 def _sources_are_a_list(model: FileModel, origin: TapeCall) -> bool:
