@@ -3,14 +3,21 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tapelint.analysis import FileModel
+from tapelint.analysis.appliers import helper_applies
+from tapelint.analysis.differentiability import every_source_reaches
 from tapelint.analysis.disconnection import discarded_output
-from tapelint.analysis.gradients import applied_gradients, handles_none
-from tapelint.analysis.model import ApplyCall
+from tapelint.analysis.gradients import (
+    GradientFlow,
+    applied_gradients,
+    gradients_of,
+    handles_none,
+)
+from tapelint.analysis.model import ApplyCall, Scope
 from tapelint.analysis.names import dotted_name
 from tapelint.analysis.optimizers import gradient_applies
 from tapelint.analysis.test_code import is_test_code
 from tapelint.diagnostics import Applicability, Severity
-from tapelint.rule import Finding, FixIntent, NodeEdit, Rule, tape_label
+from tapelint.rule import Finding, FixIntent, NodeEdit, Rule, source_of, tape_label
 
 
 class UnfilteredApplyGradients(Rule):
@@ -77,23 +84,62 @@ class UnfilteredApplyGradients(Rule):
     def check(self, model: FileModel) -> Iterator[Finding]:
         for apply in gradient_applies(model):
             flow = applied_gradients(model, apply)
-            if not flow.origins or flow.opaque or handles_none(model, flow):
-                continue
-            if is_test_code(model, apply.scope) and not any(
-                discarded_output(model, origin.tape) for origin in flow.origins
-            ):
+            if not _reported(model, flow, apply.scope, apply.stmt):
                 continue
             func = apply.node.func
             owner = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
             callee = f"{owner}.{apply.method}" if owner else apply.method
-            tape = tape_label(flow.origins[0].tape, "tape")
             yield Finding(
                 apply.node,
-                f"`{callee}` receives gradients straight from `{tape}.gradient` without a "
-                "None check; filter out None gradients (`if g is not None`) and report the "
-                "variables that got none",
+                f"`{callee}` receives gradients straight from {_origin(model, flow)} without a "
+                f"None check; {_ADVICE}",
                 _fix(model, apply),
+                related=tuple(flow.external),
             )
+        for helper in helper_applies(model):
+            flow = gradients_of(model, helper.argument, helper.scope)
+            if not _reported(model, flow, helper.scope, helper.stmt):
+                continue
+            chain = helper.chains[0]
+            apply = chain[-1]
+            yield Finding(
+                helper.node,
+                f"`{source_of(model, helper.node.func)}(...)` hands gradients straight from "
+                f"{_origin(model, flow)} to {apply.label} ({apply.where(model.path)}) without a "
+                f"None check; "
+                f"{_ADVICE}",
+                related=(*flow.external, *chain),
+            )
+
+
+_ADVICE = "filter out None gradients (`if g is not None`) and report the variables that got none"
+
+
+def _reported(model: FileModel, flow: GradientFlow, scope: Scope, stmt: cst.CSTNode | None) -> bool:
+    """Raw gradients reach here with no None handling on the way; in test code, only when
+    the tape's block throws a model output away (a head then certainly gets None)."""
+    if not flow.is_raw or handles_none(model, flow, stmt):
+        return False
+    if (
+        not flow.external
+        and not flow.received
+        and all(every_source_reaches(model, origin) for origin in flow.origins)
+    ):
+        return False  # `tape.gradient(loss, [w, b])` where the loss is computed from both
+    if is_test_code(model, scope):
+        return any(discarded_output(model, origin.tape) for origin in flow.origins)
+    return True
+
+
+def _origin(model: FileModel, flow: GradientFlow) -> str:
+    """Where the gradients come from, for a message: the tape of this file's gradient call,
+    or the helper's gradient call and its place."""
+    if flow.origins:
+        return f"`{tape_label(flow.origins[0].tape, 'tape')}.gradient`"
+    if flow.received:
+        return f"`{source_of(model, flow.received[0].func)}`"
+    site = flow.external[0]
+    return f"{site.label} ({site.where(model.path)})"
 
 
 def _fix(model: FileModel, apply: ApplyCall) -> FixIntent | None:

@@ -47,6 +47,15 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class Related:
+    path: str
+    line: int
+    column: int
+    message: str
+    cell: int | None = None
+
+
+@dataclass(frozen=True)
 class Diagnostic:
     path: str
     start: Position
@@ -58,6 +67,9 @@ class Diagnostic:
     fix: Fix | None = None
     # Notebook cell (1-based index into the notebook's `cells`); None for plain files.
     cell: int | None = None
+    # Other places the finding rests on (the gradient call a helper's result came from,
+    # the apply inside a helper): path as reported, 1-based line and column, cell, what.
+    related: tuple[Related, ...] = ()
 
     @property
     def sort_key(self) -> tuple:

@@ -12,18 +12,46 @@ import gc
 import io
 import re
 import tokenize
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from tapelint.analysis import FileModel, build_model
+from tapelint.analysis.function_summaries import summarize
+from tapelint.analysis.summaries import ModuleSummary, ProjectIndex
 from tapelint.analysis.test_code import is_test_path
-from tapelint.diagnostics import Diagnostic, Edit, Fix, Position
+from tapelint.diagnostics import Diagnostic, Edit, Fix, Position, Related
 from tapelint.registry import rule_by_code_or_name
 from tapelint.rule import Finding, NodeEdit, Rule
 from tapelint.source import SparseSource, SyntaxProblem, TriggerTest, relevant_source
 from tapelint.suppression import unsuppressed
+
+# A notebook's program position (line, column) -> (cell, position within the cell).
+CellPlacer = Callable[[int, int], tuple[int, Position]]
+
+
+@dataclass(frozen=True)
+class ModuleContext:
+    """What a file is in its project: its module's dotted name (`__main__` for code that
+    nothing imports), whether it is a package's `__init__`, and the project's index of
+    summaries (None: only the library table's)."""
+
+    name: str = "__main__"
+    is_package: bool = False
+    index: ProjectIndex | None = None
+
+
+@dataclass
+class FileAnalysis:
+    diagnostics: list[Diagnostic]
+    # The module's summary, when it was parsed and analysed (not for a file without a
+    # trigger, undecodable or unparsable).
+    summary: ModuleSummary | None = None
+    # The qualified names outside the module the check looked up in the index: the result
+    # depends on what the index says of them, and of nothing else outside the file.
+    asked: frozenset[str] = frozenset()
 
 
 class Linter:
@@ -44,48 +72,92 @@ class Linter:
         for the triggers mostly mentioned in prose or definitions (`source.USE_SHAPES`)."""
         return bool(self.codes) and self._trigger_test.in_bytes(data)
 
-    def check_bytes(self, data: bytes, path: str) -> list[Diagnostic]:
+    def check_bytes(
+        self, data: bytes, path: str, context: ModuleContext | None = None
+    ) -> list[Diagnostic]:
+        return self.analyze_bytes(data, path, context).diagnostics
+
+    def check_text(
+        self,
+        text: str,
+        path: str,
+        *,
+        is_notebook: bool = False,
+        context: ModuleContext | None = None,
+    ) -> list[Diagnostic]:
+        """Diagnostics of one source text; `is_notebook` when it is a notebook's code cells
+        joined into one program (module-level state then outlives the last cell)."""
+        return self.analyze_text(text, path, is_notebook=is_notebook, context=context).diagnostics
+
+    def analyze_bytes(
+        self, data: bytes, path: str, context: ModuleContext | None = None
+    ) -> FileAnalysis:
         if not self.may_report(data):
-            return []
+            return FileAnalysis([])
         try:
             text = decode_source(data)
         except (UnicodeDecodeError, SyntaxError, LookupError) as error:
-            return self._tool_diagnostic("TAP002", path, 1, 1, f"cannot decode: {error}")
-        return self.check_text(text, path)
+            return FileAnalysis(
+                self._tool_diagnostic("TAP002", path, 1, 1, f"cannot decode: {error}")
+            )
+        return self.analyze_text(text, path, context=context)
 
-    def check_text(self, text: str, path: str, *, is_notebook: bool = False) -> list[Diagnostic]:
-        """Diagnostics of one source text; `is_notebook` when it is a notebook's code cells
-        joined into one program (module-level state then outlives the last cell)."""
+    def analyze_text(
+        self,
+        text: str,
+        path: str,
+        *,
+        is_notebook: bool = False,
+        context: ModuleContext | None = None,
+        cells: CellPlacer | None = None,
+    ) -> FileAnalysis:
+        """The diagnostics of one source text, the summary of its module (for the project
+        index), and the names outside it the check looked up in `context`'s index.
+        `cells` places a position of a notebook's program in its cell, for the sites that
+        messages and related locations name (the diagnostics stay in program lines)."""
         if not self.codes or not self._trigger_test.in_text(text):
-            return []
+            return FileAnalysis([])
         with _gc_paused():
-            return self._check_text(text, path, is_notebook)
+            found = self._analyze(text, path, is_notebook, context or ModuleContext(), cells)
+        lines = text.split("\n")
+        lines_of = {d.start.line: lines[d.start.line - 1] for d in found.diagnostics}
+        kept = unsuppressed(found.diagnostics, lines_of, text)
+        found.diagnostics = sorted(kept, key=lambda d: d.sort_key)
+        return found
 
-    def _check_text(self, text: str, path: str, is_notebook: bool) -> list[Diagnostic]:
+    def _analyze(
+        self,
+        text: str,
+        path: str,
+        is_notebook: bool,
+        context: ModuleContext,
+        cells: CellPlacer | None,
+    ) -> FileAnalysis:
         lines = text.split("\n")
         sparse = relevant_source(text, self.triggers)
         if isinstance(sparse, SyntaxProblem):
-            diagnostics = self._syntax_error(path, sparse)
-        else:
-            try:
-                module = cst.parse_module(sparse.text)
-            except cst.ParserSyntaxError as error:
-                line = sparse.original_line(error.raw_line)
-                problem = SyntaxProblem(line, error.raw_column + 1, error.message)
-                diagnostics = self._syntax_error(path, problem)
-            else:
-                model = build_model(
-                    module,
-                    source_text=text,
-                    is_notebook=is_notebook,
-                    is_test_file=is_test_path(path),
-                )
-                findings = [(type(rule), f) for rule in self.rules for f in rule.findings(model)]
-                if not findings:
-                    return []
-                diagnostics = self._locate(model, sparse, lines, path, findings)
-        lines_of = {d.start.line: lines[d.start.line - 1] for d in diagnostics}
-        return sorted(unsuppressed(diagnostics, lines_of, text), key=lambda d: d.sort_key)
+            return FileAnalysis(self._syntax_error(path, sparse))
+        try:
+            module = cst.parse_module(sparse.text)
+        except cst.ParserSyntaxError as error:
+            line = sparse.original_line(error.raw_line)
+            problem = SyntaxProblem(line, error.raw_column + 1, error.message)
+            return FileAnalysis(self._syntax_error(path, problem))
+        model = build_model(
+            module,
+            source_text=text,
+            is_notebook=is_notebook,
+            is_test_file=is_test_path(path),
+            module_name=context.name,
+            is_package=context.is_package,
+        )
+        model.path = path
+        locate = _Locator(model, sparse, lines, cells)
+        summary = summarize(model, path, locate.place)
+        model.index = (context.index or ProjectIndex()).with_module(summary)
+        findings = [(type(rule), f) for rule in self.rules for f in rule.findings(model)]
+        diagnostics = self._locate(locate, path, findings)
+        return FileAnalysis(diagnostics, summary, frozenset(model.index.asked))
 
     def unreadable(self, path: str, reason: str) -> list[Diagnostic]:
         return self._tool_diagnostic("TAP002", path, 1, 1, reason)
@@ -96,14 +168,8 @@ class Linter:
 
     # ---------------------------------------------------------------- internals
     def _locate(
-        self,
-        model: FileModel,
-        sparse: SparseSource,
-        lines: list[str],
-        path: str,
-        findings: list[tuple[type[Rule], Finding]],
+        self, locate: _Locator, path: str, findings: list[tuple[type[Rule], Finding]]
     ) -> list[Diagnostic]:
-        locate = _Locator(model, sparse, lines)
         diagnostics = []
         for rule, finding in findings:
             start, end = locate.span(finding.node)
@@ -121,6 +187,9 @@ class Linter:
                     severity=rule.severity,
                     message=finding.message,
                     fix=fix,
+                    related=tuple(
+                        Related(s.path, s.line, s.column, s.label, s.cell) for s in finding.related
+                    ),
                 )
             )
         return diagnostics
@@ -153,7 +222,14 @@ class _Locator:
     model cannot place is resolved in the whole module instead.
     """
 
-    def __init__(self, model: FileModel, sparse: SparseSource, lines: list[str]) -> None:
+    def __init__(
+        self,
+        model: FileModel,
+        sparse: SparseSource,
+        lines: list[str],
+        cells: CellPlacer | None = None,
+    ) -> None:
+        self._cells = cells
         self._model = model
         self._module = model.module
         self._sparse = sparse
@@ -164,6 +240,14 @@ class _Locator:
         self._lines_before: dict[cst.CSTNode, list[int]] = {}
         self._whole: Mapping[cst.CSTNode, CodeRange] | None = None
         self._header_lines = sum(self._line_count(line) for line in self._module.header)
+
+    def place(self, node: cst.CSTNode) -> tuple[int, int, int | None]:
+        """(line, column, cell) of where `node` starts, for a summary's sites."""
+        start, _ = self.span(node)
+        if self._cells is None:
+            return start.line, start.column, None
+        cell, where = self._cells(start.line, start.column)
+        return where.line, where.column, cell
 
     def span(self, node: cst.CSTNode) -> tuple[Position, Position]:
         where = self._range(node)

@@ -179,7 +179,8 @@ def check_notebook(linter: Linter, data: bytes, path: str) -> list[Diagnostic]:
         for cell, problem in program.problems
         for d in linter.unparsable(path, problem)
     ]
-    diagnostics.extend(_located(linter.check_text(program.text, path, is_notebook=True), program))
+    analysis = linter.analyze_text(program.text, path, is_notebook=True, cells=program.position)
+    diagnostics.extend(_located(analysis.diagnostics, program))
     return sorted(diagnostics, key=lambda d: d.sort_key)
 
 

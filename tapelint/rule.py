@@ -11,6 +11,7 @@ from typing import ClassVar
 import libcst as cst
 
 from tapelint.analysis import FileModel, TapeInstance
+from tapelint.analysis.summaries import Site
 from tapelint.diagnostics import Applicability, Severity
 
 
@@ -40,6 +41,8 @@ class Finding:
     node: cst.CSTNode
     message: str
     fix: FixIntent | None = None
+    # Places in this or other files the finding rests on (from the project's summaries).
+    related: tuple[Site, ...] = ()
 
 
 class Rule:

@@ -30,13 +30,13 @@ def default_cache(project, monkeypatch):
 def parses(monkeypatch):
     """Counts the files linted from their text (what a cache hit skips)."""
     seen: list[str] = []
-    original = Linter.check_text
+    original = Linter.analyze_text
 
-    def counting(self, text, path):
+    def counting(self, text, path, **options):
         seen.append(path)
-        return original(self, text, path)
+        return original(self, text, path, **options)
 
-    monkeypatch.setattr(Linter, "check_text", counting)
+    monkeypatch.setattr(Linter, "analyze_text", counting)
     return seen
 
 

@@ -12,6 +12,16 @@ Building the model:
 - `expressions`: small syntactic questions (names an expression reads, arguments, blocks,
   is a node inside another).
 
+What crosses a function boundary:
+- `summaries`: what a function does with gradients (returns them raw, passes a parameter
+  through, applies a parameter unfiltered), as plain data, and the project index that
+  resolves those facts across modules.
+- `function_summaries`: a module's summaries, from its tape model alone.
+- `library`: the summaries of well-known functions of other packages, as data.
+- `callees`: which function a call runs, by the qualified name the index knows.
+- `appliers`: which calls hand gradients to a helper that applies them unfiltered?
+  (TAP401)
+
 Questions the rules ask:
 - `recording`: was a gradient target computed while its tape recorded? (TAP101)
 - `dataflow`: which values derive from what a tape watches, and which NumPy calls lie on

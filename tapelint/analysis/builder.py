@@ -102,6 +102,7 @@ class ModelBuilder:
     # ------------------------------------------------------------------ entry point
     def build(self) -> FileModel:
         self._collect_imports(self.module.body)
+        self.imports.bind_star_tensorflow()
         module_scope = self._new_scope(self.module, None)
         self._walk_scope(module_scope, self.module.body, State())
         # Parents are walked before their nested scopes, so every definition of an enclosing
@@ -821,11 +822,16 @@ def build_model(
     source_text: str | None = None,
     is_notebook: bool = False,
     is_test_file: bool = False,
+    module_name: str = "__main__",
+    is_package: bool = False,
 ) -> FileModel:
     """The tape model of `module`; `source_text` is the whole file when `module` was parsed
     from a slice of it (defaults to the module's own code); `is_test_file` when its path
     says it is part of a test suite (see `test_code`)."""
     text = source_text if source_text is not None else module.code
-    return ModelBuilder(
+    model = ModelBuilder(
         module, source_text=text, is_notebook=is_notebook, is_test_file=is_test_file
     ).build()
+    model.module_name = module_name
+    model.is_package = is_package
+    return model

@@ -27,8 +27,8 @@ from enum import IntEnum
 import libcst as cst
 
 from tapelint.analysis.dataflow import Watched
-from tapelint.analysis.expressions import argument_value
-from tapelint.analysis.model import Def, DefKind, FileModel, TapeCall, is_recording
+from tapelint.analysis.expressions import argument_value, elements
+from tapelint.analysis.model import Def, DefKind, FileModel, Scope, TapeCall, is_recording
 from tapelint.analysis.names import dotted_name, is_tensorflow
 
 
@@ -138,6 +138,77 @@ def path_breaks(model: FileModel, call: TapeCall) -> list[PathBreak]:
         if walk.reach(target) is Reach.CUT:
             found += walk.breaks
     return found
+
+
+def every_source_reaches(model: FileModel, call: TapeCall) -> bool:
+    """Whether the sources are named one by one (`w`, `[w, b]`, `image`) and the target
+    certainly depends on each through differentiable ops: then no gradient can be None."""
+    target = argument_value(call.node, 0, "target")
+    sources = argument_value(call.node, 1, "sources")
+    if target is None or sources is None:
+        return False
+    parts = list(elements(sources))
+    if not parts or not all(isinstance(part, cst.Name) for part in parts):
+        return False
+    if isinstance(sources, cst.Name) and not _is_one_value(model, sources, call.scope):
+        return False  # a name that may hold a list of variables
+    watched = Watched(model, call)
+    return all(
+        _Walk(model, call, watched, part.value, False).reach(target) is Reach.DIFF
+        for part in parts
+        if isinstance(part, cst.Name)
+    )
+
+
+_ONE_VALUE = frozenset(
+    {
+        "tensorflow.Variable",
+        "keras.Variable",
+        "tensorflow.constant",
+        "tensorflow.convert_to_tensor",
+        "tensorflow.zeros",
+        "tensorflow.ones",
+    }
+)
+
+
+def _is_one_value(model: FileModel, name: cst.Name, scope: Scope) -> bool:
+    """`name` holds one variable or tensor, not a list: it is bound to `tf.Variable(...)`
+    (or another constructor of one value), or it is a parameter that the function never
+    iterates over (`zip(grads, name)`, `for v in name`)."""
+    defs = model.defs_of(name)
+    if not defs:
+        return False
+    for d in defs:
+        if d.kind is DefKind.PARAM:
+            if _iterated(model, name.value, scope):
+                return False
+            continue
+        qualified = (
+            model.imports.qualify(d.value.func)
+            if d.kind is DefKind.ASSIGN and isinstance(d.value, cst.Call)
+            else None
+        ) or ""
+        if qualified not in _ONE_VALUE and not qualified.startswith("tensorflow.random."):
+            return False
+    return True
+
+
+def _iterated(model: FileModel, name: str, scope: Scope) -> bool:
+    for site in model.calls:
+        func = site.node.func
+        zipped = site.scope is scope and isinstance(func, cst.Name) and func.value == "zip"
+        if zipped and any(
+            isinstance(a.value, cst.Name) and a.value.value == name for a in site.node.args
+        ):
+            return True
+    return any(
+        d.kind in (DefKind.FOR, DefKind.COMP)
+        and isinstance(d.value, cst.Name)
+        and d.value.value == name
+        for defs in model.scope_defs.get(scope, {}).values()
+        for d in defs
+    )
 
 
 class _Walk:

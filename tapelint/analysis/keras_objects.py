@@ -15,6 +15,9 @@ Known Keras objects, each with its `Origin`:
 - SUBCLASS: an instance of a class of this module that subclasses a Keras model or layer
   (directly or through other classes of the module), and `self` inside such a class;
 - ANNOTATED: a parameter annotated with a Keras model or layer class (`model: keras.Model`);
+  and a parameter of a function only this file can call (a notebook's or a script's, a
+  nested or private one) to which every call in the file passes a known Keras object: the
+  origins of what is passed;
 - TAKEN: `model.layers[i]` and `model.get_layer(...)` of a known model;
 
 and, through them, the result of a function of this module whose every `return` gives a
@@ -36,6 +39,14 @@ from enum import Enum
 
 import libcst as cst
 
+from tapelint.analysis.callees import (
+    Callee,
+    argument_for,
+    callee_of,
+    keyed_arguments,
+    local_name,
+    qualified_name,
+)
 from tapelint.analysis.expressions import child_blocks, statements
 from tapelint.analysis.model import Def, DefKind, FileModel, TapeCall, Tri
 from tapelint.analysis.names import dotted_name
@@ -140,6 +151,7 @@ class KerasObjects:
         self._ast_classes: dict[str, list[ast.ClassDef]] | None = None
         self._text_assignments: dict[tuple[str, bool], dict[str, list[ast.expr | None]]] = {}
         self._text_names: set[cst.Name] = set()
+        self._calls: dict[str, list[tuple[cst.Call, Callee]]] | None = None
 
     # ------------------------------------------------------------------ models and layers
     def is_keras_object(self, expr: cst.BaseExpression) -> Tri:
@@ -187,9 +199,44 @@ class KerasObjects:
             made = self._class_origin(owner) if owner is not None else None
             if made is None:
                 made = self._annotated_origin(d)
-            answer = frozenset({made}) if made is not None else None
+            answer = frozenset({made}) if made is not None else self._passed_origins(d)
         self._defs[d] = answer
         return answer
+
+    def _passed_origins(self, d: Def) -> Origins:
+        """A parameter of a function that only this file can call (a function of a
+        notebook or a script, a nested or private function), to which every call in the
+        file passes a known Keras object: the objects passed."""
+        function = d.stmt
+        if not isinstance(function, cst.FunctionDef) or not self._only_called_here(function):
+            return None
+        params = function.params
+        ordered = [*params.posonly_params, *params.params, *params.kwonly_params]
+        names = tuple(p.name.value for p in ordered)
+        if d.name not in names or d.name == "self":
+            return None
+        index = names.index(d.name)
+        target = qualified_name(self.model, function)
+        arguments: list[Origins] = []
+        for call, callee in self._calls_by_target().get(target, []):
+            argument = argument_for(names, index, dict(keyed_arguments(call, callee)))
+            arguments.append(self.origins(argument.value) if argument is not None else None)
+        return _combined(arguments) if arguments else None
+
+    def _only_called_here(self, function: cst.FunctionDef) -> bool:
+        if self.model.is_notebook or _is_script(self.model.module):
+            return True
+        name = local_name(self.model, function) or ""
+        return any(part.startswith("_") and not part.startswith("__") for part in name.split("."))
+
+    def _calls_by_target(self) -> dict[str, list[tuple[cst.Call, Callee]]]:
+        if self._calls is None:
+            self._calls = {}
+            for site in self.model.calls:
+                callee = callee_of(self.model, site.node)
+                if callee is not None:
+                    self._calls.setdefault(callee.target, []).append((site.node, callee))
+        return self._calls
 
     def _call_origins(self, call: cst.Call) -> Origins:
         func = call.func
@@ -473,6 +520,14 @@ class KerasObjects:
             )
             for origin in found
         )
+
+
+def _is_script(module: cst.Module) -> bool:
+    """A module with an `if __name__ == "__main__":` block is run, not imported."""
+    return any(
+        isinstance(stmt, cst.If) and "__main__" in cst.Module([]).code_for_node(stmt.test)
+        for stmt in module.body
+    )
 
 
 def _all(answers: list[Tri]) -> Tri:

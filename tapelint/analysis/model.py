@@ -12,6 +12,7 @@ from enum import Enum
 import libcst as cst
 
 from tapelint.analysis.names import ImportTable
+from tapelint.analysis.summaries import ProjectIndex
 
 
 class Tri(Enum):
@@ -222,6 +223,14 @@ class FileModel:
     source_text: str = ""
     is_notebook: bool = False
     is_test_file: bool = False  # named like a test module, or in a test directory
+    # The module's dotted name in its project (`__main__` for a script's or notebook's own
+    # code that nothing imports), and whether it is a package's `__init__`.
+    module_name: str = "__main__"
+    is_package: bool = False
+    # The project's summaries with this module's own (set by the engine before the rules
+    # run; None: nothing outside a function is known, as when a module is summarised).
+    index: ProjectIndex | None = None
+    path: str = ""  # the file as reported (set by the engine)
     calls: list[CallSite] = field(default_factory=list)
 
     def __post_init__(self) -> None:

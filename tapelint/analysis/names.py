@@ -44,6 +44,8 @@ class ImportTable:
 
     def __init__(self) -> None:
         self._aliases: dict[str, str] = {}
+        # Modules imported with `*` (relative ones spelled with their leading dots).
+        self.star_modules: list[str] = []
 
     def add_import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -58,18 +60,35 @@ class ImportTable:
                 self._aliases[root] = root
 
     def add_import_from(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-            return
-        module = dotted_name(node.module)
+        """`from m import x` binds `x` to `m.x`; a relative import keeps its dots
+        (`.utils.grad`), which only a module that knows its own name can resolve
+        (`absolute`), and never matches a TensorFlow name."""
+        dots = "." * len(node.relative)
+        module = dotted_name(node.module) if node.module is not None else ""
         if module is None:
             return
+        prefix = f"{dots}{module}" if module else dots
+        if isinstance(node.names, cst.ImportStar):
+            self.star_modules.append(prefix)
+            return
+        separator = "." if module else ""
         for alias in node.names:
             if not isinstance(alias.name, cst.Name):
                 continue
             local = alias.name.value
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
-            self._aliases[local] = f"{module}.{alias.name.value}"
+            self._aliases[local] = f"{prefix}{separator}{alias.name.value}"
+
+    def bind_star_tensorflow(self) -> None:
+        """A file that star-imports and uses `tf` unbound gets it from the star import: in
+        training code that is TensorFlow (`from project.utils import *`)."""
+        if self.star_modules and "tf" not in self._aliases:
+            self._aliases["tf"] = "tensorflow"
+
+    def aliases(self) -> dict[str, str]:
+        """Every local name an import binds, with the qualified name it is bound to."""
+        return dict(self._aliases)
 
     def qualify(self, node: cst.BaseExpression) -> str | None:
         """The canonical qualified name of an expression like `tf.keras.optimizers.Adam`."""
@@ -88,6 +107,20 @@ class ImportTable:
             if canonical(target) == module or target == module:
                 return local
         return None
+
+
+def absolute(qualified: str, module: str, *, is_package: bool) -> str:
+    """A qualified name from an import of `module`, relative ones resolved (`.utils.grad`
+    in `pkg.train` is `pkg.utils.grad`). An import that climbs above the top-level package
+    keeps what is left of the name."""
+    if not qualified.startswith("."):
+        return qualified
+    level = len(qualified) - len(qualified.lstrip("."))
+    parts = module.split(".")
+    base = parts if is_package else parts[:-1]
+    base = base[: max(len(base) - (level - 1), 0)]
+    rest = qualified[level:]
+    return ".".join([*base, rest] if rest else base)
 
 
 def is_tensorflow(qualified: str | None) -> bool:

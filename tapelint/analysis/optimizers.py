@@ -10,14 +10,21 @@ None updates by design, as do other libraries' optimizers. So:
 - `x.apply_gradients(...)` does unless `x` is certainly another library's optimizer (the
   name is Keras' and TensorFlow 1's, whose optimizers report missing gradients too).
 
+A call of the project's own method named so (`self.apply_gradients(gen_grads, disc_grads)`
+on a model that defines it) is no optimizer's: the method's summary says what it does.
+
 A Keras optimizer is made by a Keras constructor (`keras.optimizers.Adam(...)`,
 `tf.keras.optimizers.get(...)`, `tf.optimizers.SGD(...)`, TensorFlow Addons' optimizers,
 `LossScaleOptimizer`), is a parameter annotated with a Keras optimizer class, is
 `self.optimizer` inside a Keras model subclass that never assigns it (the optimizer
-`compile()` set), or `model.optimizer` of a known Keras model; names, `self.x` attributes
+`compile()` set), or `model.optimizer` of a known Keras model, or a parameter that every
+call of its function in this file gives a Keras optimizer (a GAN's `compile(d_optimizer,
+g_optimizer)`, called with `keras.optimizers.Adam(...)`); names, `self.x` attributes
 and the results of functions of this file are followed to one of those. Another library's
 is made by, or annotated with, a class of an optimizer module outside TensorFlow and Keras
-(`snt.optimizers.Adam`, `snt.Optimizer`).
+(`snt.optimizers.Adam`, `snt.Optimizer`); an instance of a class of this file that does not
+derive from a Keras optimizer is the file's own update rule, and counts as another
+library's (a guide's hand-written `Adam` with its own `apply_gradients`).
 """
 
 from __future__ import annotations
@@ -27,6 +34,13 @@ from enum import Enum
 
 import libcst as cst
 
+from tapelint.analysis.callees import (
+    Callee,
+    argument_for,
+    callee_of,
+    keyed_arguments,
+    qualified_name,
+)
 from tapelint.analysis.keras_objects import KerasObjects, returns_of
 from tapelint.analysis.model import ApplyCall, Def, DefKind, FileModel
 
@@ -63,16 +77,30 @@ def gradient_applies(model: FileModel) -> Iterator[ApplyCall]:
     if not model.apply_calls:
         return
     optimizers = Optimizers(model)
+    own = _own_functions(model)
     for apply in model.apply_calls:
         func = apply.node.func
         if not isinstance(func, cst.Attribute):
             continue
+        callee = callee_of(model, apply.node)
+        if callee is not None and (
+            callee.target in own or (model.index and model.index.function(callee.target))
+        ):
+            continue  # the project's own `apply_gradients`: its summary speaks for it
         library = optimizers.library(func.value)
         if apply.method == "apply" and library is not Library.KERAS:
             continue
         if library is Library.OTHER:
             continue
         yield apply
+
+
+def _own_functions(model: FileModel) -> set[str]:
+    return {
+        qualified_name(model, scope.node)
+        for scope in model.scopes
+        if isinstance(scope.node, cst.FunctionDef)
+    }
 
 
 class Optimizers:
@@ -83,6 +111,7 @@ class Optimizers:
         self.keras = KerasObjects(model)
         self._defs: dict[Def, Library | None] = {}
         self._functions: dict[cst.FunctionDef, Library | None] = {}
+        self._calls: dict[str, list[tuple[cst.Call, Callee]]] | None = None
 
     def library(self, expr: cst.BaseExpression) -> Library | None:
         """Whose optimizer `expr` certainly is, on every path; None when unknown."""
@@ -103,9 +132,36 @@ class Optimizers:
         if d.kind is DefKind.ASSIGN and d.value is not None:
             answer = self.library(d.value)
         elif d.kind is DefKind.PARAM:
-            answer = self._annotated(d)
+            answer = self._annotated(d) or self._passed(d)
         self._defs[d] = answer
         return answer
+
+    def _passed(self, d: Def) -> Library | None:
+        """A parameter every call of its function in this file gives the same kind of
+        optimizer (`gan.compile(d_optimizer=keras.optimizers.Adam(...))`)."""
+        function = d.stmt
+        if not isinstance(function, cst.FunctionDef):
+            return None
+        params = function.params
+        ordered = [*params.posonly_params, *params.params, *params.kwonly_params]
+        names = tuple(p.name.value for p in ordered)
+        if d.name not in names:
+            return None
+        index = names.index(d.name)
+        answers: list[Library | None] = []
+        for call, callee in self._calls_of().get(qualified_name(self.model, function), []):
+            argument = argument_for(names, index, dict(keyed_arguments(call, callee)))
+            answers.append(self.library(argument.value) if argument is not None else None)
+        return _same(answers)
+
+    def _calls_of(self) -> dict[str, list[tuple[cst.Call, Callee]]]:
+        if self._calls is None:
+            self._calls = {}
+            for site in self.model.calls:
+                callee = callee_of(self.model, site.node)
+                if callee is not None:
+                    self._calls.setdefault(callee.target, []).append((site.node, callee))
+        return self._calls
 
     def _annotated(self, d: Def) -> Library | None:
         function = d.stmt
@@ -125,9 +181,30 @@ class Optimizers:
         if not isinstance(call.func, cst.Name):
             return None
         made = [d.stmt for d in self.keras.defs_of(call.func) if d.kind is DefKind.DEFINITION]
+        if made and all(isinstance(c, cst.ClassDef) for c in made):
+            return _same([self._class_library(c, set()) for c in made])
         if not made or not all(isinstance(f, cst.FunctionDef) for f in made):
             return None
         return _same([self._returned(f) for f in made if isinstance(f, cst.FunctionDef)])
+
+    def _class_library(self, node: cst.CSTNode, seen: set[cst.CSTNode]) -> Library | None:
+        """A class of this file: a Keras optimizer when it derives from one, else the file's
+        own update rule (its `apply_gradients` is its author's, not Keras')."""
+        if not isinstance(node, cst.ClassDef) or node in seen:
+            return None
+        seen.add(node)
+        for base in node.bases:
+            qualified = self.model.imports.qualify(base.value)
+            if qualified is not None:
+                found = library_of_class(qualified)
+                if found is not None:
+                    return found
+            elif isinstance(base.value, cst.Name):
+                for d in self.keras.defs_of(base.value):
+                    inherited = self._class_library(d.stmt, seen)
+                    if d.kind is DefKind.DEFINITION and inherited is Library.KERAS:
+                        return inherited
+        return Library.OTHER
 
     def _returned(self, function: cst.FunctionDef) -> Library | None:
         """A function of this file (`make_optimizer()`) whose every `return` gives one."""

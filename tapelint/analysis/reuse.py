@@ -17,6 +17,7 @@ import libcst as cst
 
 from tapelint.analysis.expressions import contains, statements
 from tapelint.analysis.model import FileModel, Frame, FrameKind, TapeCall, TapeInstance, Tri
+from tapelint.analysis.names import dotted_name
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,8 @@ def reused_calls(model: FileModel, tape: TapeInstance) -> list[Reuse]:
     found = []
     for call in calls:
         if call.nth < 2 or _unreachable_when_spent(model, tape, call, calls):
+            continue
+        if _under_the_creations_test(model, tape, call) or _error_expected(model, call):
             continue
         if _fallback_after_failed_call(model, call, calls):
             continue
@@ -72,6 +75,62 @@ def _unreachable_when_spent(
             ):
                 return True
     return False
+
+
+def _under_the_creations_test(model: FileModel, tape: TapeInstance, call: TapeCall) -> bool:
+    """The tape is created, and the call made, under `if` statements with the same test in
+    the same loop iteration (`if executing_eagerly(): with tf.GradientTape() as tape: ...`
+    and later `if executing_eagerly(): tape.gradient(...)`): every iteration that makes the
+    call made a fresh tape first. Only a call repeated by the loop is judged this way; the
+    test is compared as written."""
+    if _how(tape, call, model.calls_on(tape)) != "loop":
+        return False
+    created = _guarding_tests(model, tape.stmt)
+    called = _guarding_tests(model, call.stmt)
+    return bool(created) and created[-1] in called
+
+
+_CATCHES_RUNTIME_ERROR = frozenset({"RuntimeError", "Exception", "BaseException"})
+
+
+def _error_expected(model: FileModel, call: TapeCall) -> bool:
+    """The repeat runs in a `try` whose handler catches the `RuntimeError` it raises (a
+    guide showing the error, a test asserting it): the program expects it."""
+    current = call.stmt
+    while current is not None and current in model.stmt_parent:
+        owner, block, _ = model.stmt_parent[current]
+        if isinstance(owner, cst.Try) and block is owner.body.body:
+            for handler in owner.handlers:
+                caught = handler.type
+                names = (
+                    [e.value for e in caught.elements]
+                    if isinstance(caught, cst.Tuple)
+                    else [caught]
+                )
+                if caught is None or any(
+                    (dotted_name(n) or "").rsplit(".", 1)[-1] in _CATCHES_RUNTIME_ERROR
+                    for n in names
+                    if n is not None
+                ):
+                    return True
+        current = owner
+    return False
+
+
+def _guarding_tests(model: FileModel, stmt: cst.CSTNode | None) -> list[str]:
+    """The tests of the `if` statements whose body holds `stmt`, innermost last, up to the
+    innermost loop."""
+    tests: list[str] = []
+    current = stmt
+    while current is not None and current in model.stmt_parent:
+        owner, block, _ = model.stmt_parent[current]
+        if isinstance(owner, (cst.For, cst.While, cst.FunctionDef, cst.Module)):
+            break
+        body = owner.body if isinstance(owner, cst.If) else None
+        if isinstance(body, cst.IndentedBlock) and block is body.body:
+            tests.insert(0, model.module.code_for_node(owner.test))
+        current = owner
+    return tests
 
 
 def _frames_since_creation(tape: TapeInstance, call: TapeCall) -> list[Frame]:

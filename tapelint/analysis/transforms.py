@@ -8,9 +8,12 @@ A transform is an op applied to each gradient of a list that comes straight from
 The op is arithmetic on the gradient (`g * scale`) or a TensorFlow / Keras call that takes
 it (`tf.clip_by_norm(g, c)`, `tf.math.l2_normalize(g)`); both raise on None. A call of a
 function TensorFlow does not define, building a tuple `(g, v)`, or `tf.clip_by_global_norm`
-(None-safe) is not one.
+(None-safe) is not one. A TensorFlow op mapped over the list as a function reference
+(`tf.nest.map_structure(tf.add, grads, accumulated)`) is one too.
 
-Guarded means: the gradients come from `unconnected_gradients=ZERO` (never None), a None test
+Guarded means: the gradients come from `unconnected_gradients=ZERO` (never None), every
+source is named and reaches the target (`tape.gradient(loss, [w1, b1])` with a loss computed
+from both: no gradient can be None), a None test
 on the gradients or on the loop variable exists (`if g is not None`, `None if g is None else
 ...`, `if g is None: continue`, a check that raises), or a test of the loop variable selects
 the branch the op runs in (`isinstance(g, tf.IndexedSlices)`).
@@ -30,12 +33,13 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tapelint.analysis.differentiability import every_source_reaches
 from tapelint.analysis.expressions import (
     argument_value,
     names_in,
     statements,
 )
-from tapelint.analysis.gradients import gradients_of, handles_none
+from tapelint.analysis.gradients import GradientFlow, gradients_of, handles_none
 from tapelint.analysis.model import Def, DefKind, FileModel, FrameKind, Scope, TapeCall
 from tapelint.analysis.names import is_tensorflow
 
@@ -95,7 +99,12 @@ def _unguarded_map(
     if not builtin_map and model.imports.qualify(func) not in _MAPPERS:
         return None
     positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-    if len(positional) < 2 or not isinstance(positional[0], cst.Lambda):
+    if len(positional) < 2:
+        return None
+    if _raises_on_none(model, positional[0]):
+        # `tf.nest.map_structure(tf.add, grads, accumulated)`: the op itself is mapped.
+        return _mapped_op(model, call, positional[1:], scope)
+    if not isinstance(positional[0], cst.Lambda):
         return None
     function = positional[0]
     parameters = function.params.params
@@ -104,7 +113,7 @@ def _unguarded_map(
         return None
     for parameter, structure in zip(parameters, positional[1:], strict=False):
         flow = gradients_of(model, structure, scope)
-        if flow.opaque or not flow.origins or handles_none(model, flow):
+        if flow.opaque or not flow.origins or _cannot_be_none(model, flow):
             continue
         if not all(_sources_are_a_list(model, origin) for origin in flow.origins):
             continue
@@ -117,6 +126,19 @@ def _unguarded_map(
         op = _first_op_on(model, function.body, defs[0])
         if op is not None:
             return Transform(op, flow.origins[0], parameter.name.value)
+    return None
+
+
+def _mapped_op(
+    model: FileModel, call: cst.Call, structures: list[cst.BaseExpression], scope: Scope
+) -> Transform | None:
+    """A TensorFlow op mapped over a raw gradient list: it is called with each None."""
+    for structure in structures:
+        flow = gradients_of(model, structure, scope)
+        if flow.opaque or not flow.origins or _cannot_be_none(model, flow):
+            continue
+        if all(_sources_are_a_list(model, origin) for origin in flow.origins):
+            return Transform(call, flow.origins[0], "g")
     return None
 
 
@@ -134,7 +156,7 @@ def _unguarded(model: FileModel, d: Def) -> Transform | None:
         return None
     if not all(_sources_are_a_list(model, origin) for origin in flow.origins):
         return None
-    if handles_none(model, flow) or _none_tested(model, d):
+    if _cannot_be_none(model, flow) or _none_tested(model, d):
         return None
     loop = _loop_body(d)
     if loop is None:
@@ -166,6 +188,14 @@ def _paired_variables(model: FileModel, d: Def) -> frozenset[Def]:
 
 def _reads(model: FileModel, test: cst.BaseExpression, defs: frozenset[Def]) -> bool:
     return any(defs & set(model.defs_of(name)) for name in names_in(test))
+
+
+def _cannot_be_none(model: FileModel, flow: GradientFlow) -> bool:
+    """None is handled on the way, or no gradient can be None: each gradient call's sources
+    are named one by one and the target depends on all of them (`[w1, b1, w2, b2]`)."""
+    return handles_none(model, flow) or all(
+        every_source_reaches(model, origin) for origin in flow.origins
+    )
 
 
 def _sources_are_a_list(model: FileModel, origin: TapeCall) -> bool:
@@ -289,7 +319,7 @@ def _first_op_on(
         return node
     if (
         isinstance(node, cst.Call)
-        and _raises_on_none(model, node)
+        and _raises_on_none(model, node.func)
         and any(_is_variable(model, arg.value, d) for arg in node.args)
     ):
         return node
@@ -300,8 +330,9 @@ def _first_op_on(
     return None
 
 
-def _raises_on_none(model: FileModel, call: cst.Call) -> bool:
-    qualified = model.imports.qualify(call.func)
+def _raises_on_none(model: FileModel, func: cst.BaseExpression) -> bool:
+    """A TensorFlow or Keras function (not `tf.clip_by_global_norm`): it raises on None."""
+    qualified = model.imports.qualify(func)
     if qualified is None or qualified in _NONE_SAFE:
         return False
     return is_tensorflow(qualified) or qualified.startswith("keras.")

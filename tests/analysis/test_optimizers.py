@@ -87,3 +87,14 @@ def test_self_attributes_and_the_compiled_optimizer():
         "self.keras_opt.apply",
         "self.optimizer.apply",
     ]
+
+
+def test_classes_of_the_file():
+    source = (
+        "class Adam:\n    def apply_gradients(self, grads, variables):\n        pass\n"
+        "class Scaled(keras.optimizers.SGD):\n    pass\n"
+        "class MoreScaled(Scaled):\n    pass\n"
+        "own = Adam()\nderived = MoreScaled()\n"
+    )
+    assert _library(source, "own") is Library.OTHER
+    assert _library(source, "derived") is Library.KERAS

@@ -168,36 +168,44 @@ def test_gradients_followed_through_zip_and_clip_by_global_norm():
 
 
 @pytest.mark.parametrize(
-    ("between", "opaque", "handled"),
+    ("between", "raw", "handled"),
     [
-        # The filtered pairs come out of a comprehension: not followed, so never "unfiltered".
+        # The filter ends the path: nothing raw reaches the apply (and it is not opaque).
         (
             "pairs = [(a, b) for a, b in zip(g, vs) if a is not None]\nopt.apply_gradients(pairs)\n",
-            True,
+            False,
             False,
         ),
         (
             "if any(a is None for a in g):\n    raise ValueError('x')\nopt.apply_gradients(zip(g, vs))\n",
-            False,
+            True,
             True,
         ),
         (
             "for a, b in zip(g, vs):\n    if a is None:\n        print(b.name)\nopt.apply_gradients(zip(g, vs))\n",
-            False,
+            True,
             True,
         ),
-        ("opt.apply_gradients(zip(helper(g), vs))\n", True, False),
+        # An unknown helper: not followed.
+        ("opt.apply_gradients(zip(helper(g), vs))\n", False, False),
+        # A check after the apply guards nothing the apply received.
+        (
+            "opt.apply_gradients(zip(g, vs))\nfor a in g:\n    if a is not None:\n        log(a)\n",
+            True,
+            False,
+        ),
     ],
-    ids=["filter", "check-raises", "loop-logs", "through-helper"],
+    ids=["filter", "check-raises", "loop-logs", "through-helper", "check-after"],
 )
-def test_none_handled_or_not_followed(between, opaque, handled):
+def test_none_handled_or_not_followed(between, raw, handled):
     model, flow = _apply_flow(
         "with tf.GradientTape() as t:\n    l = f(m(x))\ng = t.gradient(l, vs)\n" + between
     )
-    assert flow.opaque is opaque
-    if not opaque:
+    assert flow.is_raw is raw
+    if raw:
         assert len(flow.origins) == 1
-        assert handles_none(model, flow) is handled
+        (apply,) = model.apply_calls
+        assert handles_none(model, flow, apply.stmt) is handled
 
 
 def test_unconnected_gradients_zero_handles_none():

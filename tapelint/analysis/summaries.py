@@ -1,0 +1,371 @@
+"""What a function does with gradients, as facts its callers can use: function summaries,
+the library table's entries, and the project index that resolves them.
+
+A summary speaks in the terms TAP401 uses. For each function and method of a module:
+
+- `returns`: what each part of its return value holds (the whole value, `"*"`, or the
+  element `"0"`, `"1"`, ... of a returned tuple), as a `Flow`: the raw (possibly None)
+  gradient lists of gradient calls (`raw`, each with its `Site`), the parameters it passes
+  through without filtering None (`params`), the results of other functions it passes
+  through (`calls`, resolved by the index), and whether some path is not followed
+  (`opaque`);
+- `applies`: each parameter that reaches an optimizer's `apply_gradients` / `apply`
+  without a None check, with the apply's site;
+- `forwards`: each parameter handed, unfiltered, to another function's parameter.
+
+Unknown is never reported: a fact is only ever a definite path, and a function, callee or
+part with no fact means "not known", never "safe" or "raw".
+
+Summaries are plain data (JSON round-trips), computed per module from its own text only:
+what crosses into another module is a symbolic `CallResult` / `Forward` naming the callee by
+its qualified name. `ProjectIndex` joins the modules of a project and resolves those names
+through imports, re-exports, star imports and base classes; the library table
+(`tapelint.analysis.library`) gives well-known functions of other packages summaries of
+the same form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+WHOLE = "*"  # the whole return value, as opposed to one element of a returned tuple
+
+
+@dataclass(frozen=True, order=True)
+class Site:
+    """Where a fact comes from, for messages and related locations: a file as reported, a
+    1-based line and column (a notebook's within its `cell`), and what is there."""
+
+    path: str
+    line: int
+    column: int
+    label: str  # "`tape.gradient` in `compute_grads`"
+    cell: int | None = None
+
+    def where(self, reported_in: str | None = None) -> str:
+        """`utils.py:12` (`nb.ipynb:cell 3:12`), or `line 12` in the file `reported_in`."""
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        if self.path == reported_in:
+            return f"{cell}line {self.line}" if not cell else f"{cell}{self.line}"
+        return f"{self.path}:{cell}{self.line}"
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """The part `part` of what `target` returns, called with these argument flows."""
+
+    target: str
+    part: str
+    args: tuple[tuple[str, Flow], ...] = ()  # argument position ("0", "1") or keyword
+
+
+@dataclass(frozen=True)
+class Flow:
+    raw: tuple[Site, ...] = ()
+    params: tuple[int, ...] = ()
+    calls: tuple[CallResult, ...] = ()
+    opaque: bool = False
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.raw or self.params or self.calls)
+
+    def join(self, other: Flow) -> Flow:
+        return Flow(
+            raw=_merged(self.raw, other.raw),
+            params=_merged(self.params, other.params),
+            calls=_merged(self.calls, other.calls),
+            opaque=self.opaque or other.opaque,
+        )
+
+
+@dataclass(frozen=True)
+class Applied:
+    """Parameter `param` reaches the optimizer apply at `site` with no None check."""
+
+    param: int
+    site: Site
+
+
+@dataclass(frozen=True)
+class Forward:
+    """Parameter `param` is handed, unfiltered, to argument `arg` of `target` at `site`."""
+
+    param: int
+    target: str
+    arg: str
+    site: Site
+
+
+@dataclass(frozen=True)
+class FunctionSummary:
+    params: tuple[str, ...]
+    returns: tuple[tuple[str, Flow], ...] = ()
+    applies: tuple[Applied, ...] = ()
+    forwards: tuple[Forward, ...] = ()
+
+    def returned(self, part: str) -> Flow | None:
+        for key, flow in self.returns:
+            if key == part:
+                return flow
+        return None
+
+    def param_index(self, argument: str) -> int | None:
+        """The parameter an argument binds: a position ("0") or a keyword."""
+        if argument.isdigit():
+            index = int(argument)
+            return index if index < len(self.params) else None
+        return self.params.index(argument) if argument in self.params else None
+
+    @property
+    def has_facts(self) -> bool:
+        return bool(self.applies or self.forwards) or any(
+            not flow.is_empty for _, flow in self.returns
+        )
+
+
+@dataclass(frozen=True)
+class ModuleSummary:
+    """One module's summaries, and the names it binds from elsewhere (to resolve calls that
+    reach it through a re-export or a star import)."""
+
+    module: str
+    functions: Mapping[str, FunctionSummary] = field(default_factory=dict)
+    aliases: Mapping[str, str] = field(default_factory=dict)  # top-level name -> qualified
+    star_imports: tuple[str, ...] = ()
+    bases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # class -> qualified
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "module": self.module,
+            "functions": {name: _function_json(f) for name, f in self.functions.items()},
+            "aliases": dict(self.aliases),
+            "star_imports": list(self.star_imports),
+            "bases": {name: list(bases) for name, bases in self.bases.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ModuleSummary:
+        return cls(
+            module=str(data["module"]),
+            functions={str(k): _function_from(v) for k, v in data["functions"].items()},
+            aliases={str(k): str(v) for k, v in data["aliases"].items()},
+            star_imports=tuple(str(m) for m in data["star_imports"]),
+            bases={str(k): tuple(str(b) for b in v) for k, v in data["bases"].items()},
+        )
+
+
+class ProjectIndex:
+    """The summaries of a project's modules and of the library table, by qualified name.
+
+    `function` resolves a qualified name (`pkg.utils.grad`, `pkg.agent.Agent.update`)
+    through re-exports (`from .utils import grad` in `pkg/__init__.py`), star imports and
+    base classes. `returns` and `applies` answer with every `CallResult` and `Forward`
+    resolved, following chains of helpers; a cycle, or a name that resolves to nothing,
+    adds nothing (and makes a returned flow opaque).
+    """
+
+    def __init__(
+        self,
+        modules: Iterable[ModuleSummary] = (),
+        library: Mapping[str, FunctionSummary] | None = None,
+    ) -> None:
+        self.modules = {m.module: m for m in modules}
+        # The module being checked, when this index is its view (`with_module`), and every
+        # name outside it that the check looked up: a result that used none of them does
+        # not depend on other modules.
+        self.own_module: str | None = None
+        self.asked: set[str] = set()
+        if library is None:
+            from tapelint.analysis.library import LIBRARY
+
+            library = LIBRARY
+        self.library = library
+        self._returns: dict[tuple[str, str], Flow] = {}
+        self._applies: dict[str, dict[int, tuple[tuple[Site, ...], ...]]] = {}
+
+    def with_module(self, summary: ModuleSummary) -> ProjectIndex:
+        """The view of the index that checking `summary`'s module uses: its own summary in
+        place of the module of the same name, recording the other names it asks about."""
+        view = ProjectIndex({**self.modules, summary.module: summary}.values(), self.library)
+        view.own_module = summary.module
+        return view
+
+    # ------------------------------------------------------------------ names
+    def function(self, qualified: str) -> FunctionSummary | None:
+        found = self._function(qualified, set())
+        return found[1] if found is not None else None
+
+    def resolve(self, qualified: str) -> str | None:
+        """The qualified name of the definition `qualified` reaches, if it has a summary."""
+        found = self._function(qualified, set())
+        return found[0] if found is not None else None
+
+    def _function(self, qualified: str, seen: set[str]) -> tuple[str, FunctionSummary] | None:
+        if qualified in seen:
+            return None
+        seen.add(qualified)
+        if qualified in self.library:
+            return qualified, self.library[qualified]
+        if self.own_module is None or not qualified.startswith(self.own_module + "."):
+            self.asked.add(qualified)
+        for module, rest in _splits(qualified):
+            summary = self.modules.get(module)
+            if summary is None:
+                continue
+            if rest in summary.functions:
+                return qualified, summary.functions[rest]
+            head, _, tail = rest.partition(".")
+            if head in summary.aliases:
+                target = summary.aliases[head] + (f".{tail}" if tail else "")
+                return self._function(target, seen)
+            if tail and head in summary.bases:
+                for base in summary.bases[head]:
+                    found = self._function(f"{base}.{tail}", seen)
+                    if found is not None:
+                        return found
+            for star in summary.star_imports:
+                found = self._function(f"{star}.{rest}", seen)
+                if found is not None:
+                    return found
+            return None
+        return None
+
+    # ------------------------------------------------------------------ resolved facts
+    def returns(self, qualified: str, part: str) -> Flow | None:
+        """What `part` of `qualified`'s return value holds, with every call resolved;
+        `params` stay symbolic (the caller maps them to its arguments). None when the
+        function has no summary or nothing is known of that part."""
+        resolved = self.resolve(qualified)
+        if resolved is None:
+            return None
+        key = (resolved, part)
+        if key not in self._returns:
+            self._returns[key] = Flow(opaque=True)  # a cycle resolves to nothing known
+            summary = self.function(resolved)
+            flow = summary.returned(part) if summary is not None else None
+            self._returns[key] = self.substituted(flow) if flow is not None else Flow()
+        flow = self._returns[key]
+        return None if flow.is_empty and not flow.opaque else flow
+
+    def substituted(self, flow: Flow) -> Flow:
+        """`flow` with each call result replaced by what the callee returns, its parameters
+        mapped to the call's argument flows."""
+        result = Flow(raw=flow.raw, params=flow.params, opaque=flow.opaque)
+        for call in flow.calls:
+            returned = self.returns(call.target, call.part)
+            if returned is None:
+                result = result.join(Flow(opaque=True))
+                continue
+            result = result.join(Flow(raw=returned.raw, opaque=returned.opaque))
+            summary = self.function(call.target)
+            arguments = dict(call.args)
+            for param in returned.params:
+                argument = _argument_of(summary, param, arguments) if summary else None
+                result = result.join(
+                    self.substituted(argument) if argument is not None else Flow(opaque=True)
+                )
+        return result
+
+    def applies(self, qualified: str) -> dict[int, tuple[tuple[Site, ...], ...]]:
+        """Parameter index -> the chains of sites by which it reaches an apply unfiltered
+        (the apply last: `update_weights(grads)` -> `self._step(grads)` -> `apply_gradients`)."""
+        resolved = self.resolve(qualified)
+        if resolved is None:
+            return {}
+        if resolved not in self._applies:
+            self._applies[resolved] = {}  # cycles add nothing
+            summary = self.function(resolved)
+            found: dict[int, list[tuple[Site, ...]]] = {}
+            for applied in summary.applies if summary else ():
+                found.setdefault(applied.param, []).append((applied.site,))
+            for forward in summary.forwards if summary else ():
+                callee = self.function(forward.target)
+                index = callee.param_index(forward.arg) if callee is not None else None
+                if index is None:
+                    continue
+                for chain in self.applies(forward.target).get(index, ()):
+                    found.setdefault(forward.param, []).append((forward.site, *chain))
+            self._applies[resolved] = {k: tuple(sorted(set(v))) for k, v in found.items()}
+        return self._applies[resolved]
+
+
+def _argument_of(
+    summary: FunctionSummary, param: int, arguments: Mapping[str, Flow]
+) -> Flow | None:
+    """The flow of the argument a call gives parameter `param`."""
+    if str(param) in arguments:
+        return arguments[str(param)]
+    name = summary.params[param] if param < len(summary.params) else None
+    return arguments.get(name) if name is not None else None
+
+
+def _splits(qualified: str) -> Iterator[tuple[str, str]]:
+    """(module, rest) for each way to split a qualified name, the longest module first."""
+    parts = qualified.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        yield ".".join(parts[:cut]), ".".join(parts[cut:])
+
+
+def _merged(first: tuple[Any, ...], second: tuple[Any, ...]) -> tuple[Any, ...]:
+    return first + tuple(item for item in second if item not in first)
+
+
+# ---------------------------------------------------------------------- JSON
+def _site_json(site: Site) -> list[Any]:
+    return [site.path, site.line, site.column, site.label, site.cell]
+
+
+def _site_from(data: list[Any]) -> Site:
+    path, line, column, label, cell = data
+    return Site(str(path), int(line), int(column), str(label), None if cell is None else int(cell))
+
+
+def _flow_json(flow: Flow) -> dict[str, Any]:
+    return {
+        "raw": [_site_json(s) for s in flow.raw],
+        "params": list(flow.params),
+        "calls": [
+            {"target": c.target, "part": c.part, "args": [[k, _flow_json(f)] for k, f in c.args]}
+            for c in flow.calls
+        ],
+        "opaque": flow.opaque,
+    }
+
+
+def _flow_from(data: Mapping[str, Any]) -> Flow:
+    return Flow(
+        raw=tuple(_site_from(s) for s in data["raw"]),
+        params=tuple(int(p) for p in data["params"]),
+        calls=tuple(
+            CallResult(
+                str(c["target"]),
+                str(c["part"]),
+                tuple((str(k), _flow_from(f)) for k, f in c["args"]),
+            )
+            for c in data["calls"]
+        ),
+        opaque=bool(data["opaque"]),
+    )
+
+
+def _function_json(summary: FunctionSummary) -> dict[str, Any]:
+    return {
+        "params": list(summary.params),
+        "returns": [[part, _flow_json(flow)] for part, flow in summary.returns],
+        "applies": [[a.param, _site_json(a.site)] for a in summary.applies],
+        "forwards": [[f.param, f.target, f.arg, _site_json(f.site)] for f in summary.forwards],
+    }
+
+
+def _function_from(data: Mapping[str, Any]) -> FunctionSummary:
+    return FunctionSummary(
+        params=tuple(str(p) for p in data["params"]),
+        returns=tuple((str(part), _flow_from(flow)) for part, flow in data["returns"]),
+        applies=tuple(Applied(int(p), _site_from(s)) for p, s in data["applies"]),
+        forwards=tuple(
+            Forward(int(p), str(t), str(a), _site_from(s)) for p, t, a, s in data["forwards"]
+        ),
+    )

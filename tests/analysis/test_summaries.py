@@ -1,0 +1,176 @@
+"""Function summaries and the project index: what a module says of its functions, and how
+the index resolves names and chains of helpers across modules."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from tapelint.analysis import build_model
+from tapelint.analysis.function_summaries import summarize
+from tapelint.analysis.summaries import (
+    WHOLE,
+    Applied,
+    CallResult,
+    Flow,
+    Forward,
+    FunctionSummary,
+    ModuleSummary,
+    ProjectIndex,
+    Site,
+)
+
+
+def _summary(source: str, module: str = "pkg.mod", *, is_package: bool = False) -> ModuleSummary:
+    tree = cst.parse_module(textwrap.dedent(source))
+    model = build_model(tree, module_name=module, is_package=is_package)
+    return summarize(model, f"{module.replace('.', '/')}.py", lambda node: (1, 1, None))
+
+
+HEADER = "import tensorflow as tf\n"
+
+
+def test_a_function_that_returns_raw_gradients():
+    summary = _summary(
+        HEADER + "def grads(model, x):\n"
+        "    with tf.GradientTape() as tape:\n        loss = model(x)\n"
+        "    g = tape.gradient(loss, model.trainable_variables)\n    return g, loss\n"
+    )
+    function = summary.functions["grads"]
+    assert function.params == ("model", "x")
+    raw = function.returned("0")
+    assert raw is not None and len(raw.raw) == 1 and not raw.opaque
+    assert "tape.gradient" in raw.raw[0].label and "grads" in raw.raw[0].label
+
+
+def test_filtered_gradients_are_not_raw():
+    summary = _summary(
+        HEADER + "def grads(tape, loss, variables):\n"
+        "    g = tape.gradient(loss, variables)\n"
+        "    return [x for x in g if x is not None]\n"
+    )
+    assert "grads" not in summary.functions
+
+
+def test_a_received_tape_and_a_passed_parameter():
+    summary = _summary(
+        HEADER + "def grads(tape, loss, variables):\n    return tape.gradient(loss, variables)\n"
+        "def clip(gradients, norm):\n    return tf.clip_by_global_norm(gradients, norm)[0]\n"
+    )
+    assert len(summary.functions["grads"].returned(WHOLE).raw) == 1
+    clip = summary.functions["clip"].returned(WHOLE)
+    # `tf.clip_by_global_norm` is kept symbolic; the index resolves it from the library.
+    assert clip.calls and clip.calls[0].target == "tensorflow.clip_by_global_norm"
+    assert ProjectIndex([summary]).returns("pkg.mod.clip", WHOLE) == Flow(params=(0,))
+
+
+def test_applies_and_forwards():
+    summary = _summary(
+        HEADER + "from .steps import apply_all\n"
+        "class Agent:\n"
+        "    def _apply(self, grads):\n"
+        "        self.opt.apply_gradients(zip(grads, self.variables))\n"
+        "    def update(self, grads):\n        self._apply(grads)\n"
+        "    def delegate(self, grads):\n        apply_all(grads)\n"
+        "    def checked(self, grads):\n"
+        "        if any(g is None for g in grads):\n            raise ValueError\n"
+        "        self.opt.apply_gradients(zip(grads, self.variables))\n"
+    )
+    assert [a.param for a in summary.functions["Agent._apply"].applies] == [1]
+    (forward,) = summary.functions["Agent.update"].forwards
+    assert (forward.param, forward.target, forward.arg) == (1, "pkg.mod.Agent._apply", "1")
+    (outside,) = summary.functions["Agent.delegate"].forwards
+    assert outside.target == "pkg.steps.apply_all"  # relative import resolved
+    assert "Agent.checked" not in summary.functions
+
+
+def _site(label: str) -> Site:
+    return Site("x.py", 1, 1, label)
+
+
+def test_the_index_follows_chains_across_modules():
+    helpers = ModuleSummary(
+        "pkg.helpers",
+        functions={
+            "raw": FunctionSummary(("model",), ((WHOLE, Flow(raw=(_site("gradient"),))),)),
+            "apply": FunctionSummary(("grads",), applies=(Applied(0, _site("apply")),)),
+        },
+    )
+    front = ModuleSummary(
+        "pkg.front",
+        functions={
+            "relay": FunctionSummary(
+                ("g",), forwards=(Forward(0, "pkg.helpers.apply", "0", _site("relay")),)
+            ),
+            "fetch": FunctionSummary(
+                ("m",), ((WHOLE, Flow(calls=(CallResult("pkg.raw", WHOLE),))),)
+            ),
+        },
+    )
+    package = ModuleSummary("pkg", aliases={"raw": "pkg.helpers.raw"})
+    index = ProjectIndex([helpers, front, package])
+    assert index.returns("pkg.front.fetch", WHOLE) == Flow(raw=(_site("gradient"),))
+    assert index.applies("pkg.front.relay") == {0: ((_site("relay"), _site("apply")),)}
+    assert index.returns("pkg.front.missing", WHOLE) is None
+
+
+def test_star_imports_bases_and_cycles():
+    base = ModuleSummary(
+        "lib.base",
+        functions={"Base.step": FunctionSummary(("self", "g"), applies=(Applied(1, _site("a")),))},
+    )
+    child = ModuleSummary(
+        "app.agent", star_imports=("lib.base",), bases={"Agent": ("lib.base.Base",)}
+    )
+    loop = ModuleSummary(
+        "app.loop",
+        functions={
+            "f": FunctionSummary((), ((WHOLE, Flow(calls=(CallResult("app.loop.g", WHOLE),))),)),
+            "g": FunctionSummary((), ((WHOLE, Flow(calls=(CallResult("app.loop.f", WHOLE),))),)),
+        },
+    )
+    index = ProjectIndex([base, child, loop])
+    assert index.resolve("app.agent.Agent.step") == "lib.base.Base.step"
+    assert index.resolve("app.agent.Base.step") == "lib.base.Base.step"
+    flow = index.returns("app.loop.f", WHOLE)
+    assert flow is not None and flow.opaque and not flow.raw
+
+
+def test_a_view_records_what_it_asked_outside_its_module():
+    index = ProjectIndex().with_module(ModuleSummary("app.train"))
+    index.function("app.train.local")
+    index.function("app.utils.grad")
+    index.function("tensorflow.clip_by_global_norm")  # the library: no other module
+    assert index.asked == {"app.utils.grad"}
+
+
+@pytest.mark.parametrize(
+    "summary",
+    [
+        ModuleSummary("m"),
+        ModuleSummary(
+            "pkg.m",
+            functions={
+                "f": FunctionSummary(
+                    ("a", "b"),
+                    (("0", Flow(raw=(Site("p.py", 3, 4, "`t.gradient`", 2),), params=(1,))),),
+                    (Applied(0, _site("apply")),),
+                    (Forward(1, "pkg.n.g", "x", _site("call")),),
+                ),
+                "g": FunctionSummary(
+                    ("x",),
+                    ((WHOLE, Flow(calls=(CallResult("h", "1", (("0", Flow(params=(0,))),)),))),),
+                ),
+            },
+            aliases={"u": "pkg.utils"},
+            star_imports=("pkg.common",),
+            bases={"C": ("keras.Model",)},
+        ),
+    ],
+)
+def test_summaries_round_trip_through_json(summary):
+    import json
+
+    assert ModuleSummary.from_json(json.loads(json.dumps(summary.to_json()))) == summary
