@@ -18,7 +18,7 @@ from weakref import WeakKeyDictionary
 
 import libcst as cst
 
-from tapelint.analysis.model import CallSite, DefKind, FileModel, Scope
+from tapelint.analysis.model import CallSite, Def, DefKind, FileModel, Scope
 from tapelint.analysis.names import absolute
 
 _BUILTINS = frozenset(dir(builtins))
@@ -47,7 +47,7 @@ def callee_of(model: FileModel, call: cst.Call) -> Callee | None:
         if cls is not None:
             return Callee(f"{qualified_name(model, cls)}.{func.attr.value}", bound=True)
         return None
-    cls = _instance_class(model, owner)
+    cls = instance_class(model, owner)
     if cls is not None:
         return Callee(f"{qualified_name(model, cls)}.{func.attr.value}", bound=True)
     return None
@@ -76,6 +76,26 @@ def argument_for(
     if param < len(params):
         return arguments.get(params[param])
     return None
+
+
+def arguments_passed(model: FileModel, d: Def) -> list[cst.BaseExpression | None] | None:
+    """What each call of this file passes to parameter `d` of a function of the file (None
+    for a call that passes nothing there), or None when `d` is not such a parameter."""
+    function = d.stmt
+    if d.kind is not DefKind.PARAM or not isinstance(function, cst.FunctionDef):
+        return None
+    params = function.params
+    names = tuple(
+        p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+    )
+    if d.name not in names:
+        return None
+    index = names.index(d.name)
+    passed: list[cst.BaseExpression | None] = []
+    for call, callee in _names(model).calls_by_target().get(qualified_name(model, function), []):
+        argument = argument_for(names, index, dict(keyed_arguments(call, callee)))
+        passed.append(argument.value if argument is not None else None)
+    return passed
 
 
 def qualified_name(model: FileModel, node: cst.CSTNode) -> str:
@@ -119,7 +139,7 @@ def _enclosing_class(model: FileModel, call: cst.Call) -> cst.ClassDef | None:
     return owner.node if owner is not None and isinstance(owner.node, cst.ClassDef) else None
 
 
-def _instance_class(model: FileModel, name: cst.Name) -> cst.ClassDef | None:
+def instance_class(model: FileModel, name: cst.Name) -> cst.ClassDef | None:
     """The one class of this module every binding of `name` is an instance of."""
     classes: set[cst.ClassDef] = set()
     for d in model.defs_of(name):
@@ -153,6 +173,18 @@ class _Names:
                 parent = parent.parent
             self.local[node] = ".".join(reversed(parts))
         self.sites = {site.node: site for site in model.calls}
+        self._model = model
+        self._by_target: dict[str, list[tuple[cst.Call, Callee]]] | None = None
+
+    def calls_by_target(self) -> dict[str, list[tuple[cst.Call, Callee]]]:
+        """The calls of the file by the qualified name of what they call."""
+        if self._by_target is None:
+            self._by_target = {}
+            for site in self._model.calls:
+                callee = callee_of(self._model, site.node)
+                if callee is not None:
+                    self._by_target.setdefault(callee.target, []).append((site.node, callee))
+        return self._by_target
 
 
 _NAMES: WeakKeyDictionary[FileModel, _Names] = WeakKeyDictionary()

@@ -39,14 +39,7 @@ from enum import Enum
 
 import libcst as cst
 
-from tapelint.analysis.callees import (
-    Callee,
-    argument_for,
-    callee_of,
-    keyed_arguments,
-    local_name,
-    qualified_name,
-)
+from tapelint.analysis.callees import arguments_passed, local_name
 from tapelint.analysis.expressions import child_blocks, statements
 from tapelint.analysis.model import Def, DefKind, FileModel, TapeCall, Tri
 from tapelint.analysis.names import dotted_name
@@ -151,7 +144,6 @@ class KerasObjects:
         self._ast_classes: dict[str, list[ast.ClassDef]] | None = None
         self._text_assignments: dict[tuple[str, bool], dict[str, list[ast.expr | None]]] = {}
         self._text_names: set[cst.Name] = set()
-        self._calls: dict[str, list[tuple[cst.Call, Callee]]] | None = None
 
     # ------------------------------------------------------------------ models and layers
     def is_keras_object(self, expr: cst.BaseExpression) -> Tri:
@@ -208,35 +200,20 @@ class KerasObjects:
         notebook or a script, a nested or private function), to which every call in the
         file passes a known Keras object: the objects passed."""
         function = d.stmt
-        if not isinstance(function, cst.FunctionDef) or not self._only_called_here(function):
+        if d.name == "self" or not isinstance(function, cst.FunctionDef):
             return None
-        params = function.params
-        ordered = [*params.posonly_params, *params.params, *params.kwonly_params]
-        names = tuple(p.name.value for p in ordered)
-        if d.name not in names or d.name == "self":
+        if not self._only_called_here(function):
             return None
-        index = names.index(d.name)
-        target = qualified_name(self.model, function)
-        arguments: list[Origins] = []
-        for call, callee in self._calls_by_target().get(target, []):
-            argument = argument_for(names, index, dict(keyed_arguments(call, callee)))
-            arguments.append(self.origins(argument.value) if argument is not None else None)
-        return _combined(arguments) if arguments else None
+        passed = arguments_passed(self.model, d)
+        if not passed:
+            return None
+        return _combined(self.origins(value) if value is not None else None for value in passed)
 
     def _only_called_here(self, function: cst.FunctionDef) -> bool:
         if self.model.is_notebook or _is_script(self.model.module):
             return True
         name = local_name(self.model, function) or ""
         return any(part.startswith("_") and not part.startswith("__") for part in name.split("."))
-
-    def _calls_by_target(self) -> dict[str, list[tuple[cst.Call, Callee]]]:
-        if self._calls is None:
-            self._calls = {}
-            for site in self.model.calls:
-                callee = callee_of(self.model, site.node)
-                if callee is not None:
-                    self._calls.setdefault(callee.target, []).append((site.node, callee))
-        return self._calls
 
     def _call_origins(self, call: cst.Call) -> Origins:
         func = call.func

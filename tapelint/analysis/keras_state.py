@@ -29,9 +29,9 @@ import ast
 import libcst as cst
 
 from tapelint.analysis.expressions import argument_value
-from tapelint.analysis.keras_composition import CompositionSearch, calls_in, is_zero
+from tapelint.analysis.keras_composition import CompositionSearch, calls_in
 from tapelint.analysis.keras_objects import KerasObjects, uses_legacy_keras
-from tapelint.analysis.keras_training import INSENSITIVE_APPLICATIONS, is_stateless_training_layer
+from tapelint.analysis.keras_training import INSENSITIVE_APPLICATIONS, random_part
 
 _STATE_LAYERS = frozenset(
     {
@@ -65,16 +65,7 @@ class NonTrainableState(CompositionSearch):
             return f"{name}(trainable=False)"
         if name in _STATE_LAYERS:
             return name
-        if not self._seeded:
-            return None
-        if is_stateless_training_layer(name):
-            rate = argument_value(call, 0, "stddev" if name == "GaussianNoise" else "rate")
-            return None if rate is not None and is_zero(rate) else name
-        for arg in call.args:
-            keyword = arg.keyword.value if arg.keyword is not None else ""
-            if keyword.endswith("dropout") and not is_zero(arg.value):
-                return f"{name}({keyword}=...)"
-        return None
+        return random_part(name, call) if self._seeded else None
 
     def application(self, name: str) -> str | None:
         return None if name.startswith(INSENSITIVE_APPLICATIONS) else name

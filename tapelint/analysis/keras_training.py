@@ -66,20 +66,25 @@ def is_stateless_training_layer(qualified: str) -> bool:
     return name in STATELESS_TRAINING_LAYERS or name.startswith("Random")
 
 
+def random_part(name: str, call: cst.Call) -> str | None:
+    """The built-in layer `name`, built by `call`, draws random numbers in training: dropout,
+    noise or augmentation with a nonzero rate, or a nonzero `dropout=` / `recurrent_dropout=`
+    of a recurrent or attention layer. The part's name, or None."""
+    if is_stateless_training_layer(name):
+        rate = argument_value(call, 0, "stddev" if name == "GaussianNoise" else "rate")
+        return None if rate is not None and is_zero(rate) else name
+    for arg in call.args:
+        keyword = arg.keyword.value if arg.keyword is not None else ""
+        if keyword.endswith("dropout") and not is_zero(arg.value):
+            return f"{name}({keyword}=...)"
+    return None
+
+
 class TrainingSensitivity(CompositionSearch):
     """Answers, with memory, for one file."""
 
     def built_in_layer(self, name: str, call: cst.Call) -> str | None:
-        if name in _STATEFUL_TRAINING_LAYERS:
-            return name
-        if is_stateless_training_layer(name):
-            rate = argument_value(call, 0, "stddev" if name == "GaussianNoise" else "rate")
-            return None if rate is not None and is_zero(rate) else name
-        for arg in call.args:
-            keyword = arg.keyword.value if arg.keyword is not None else ""
-            if keyword.endswith("dropout") and not is_zero(arg.value):
-                return f"{name}({keyword}=...)"
-        return None
+        return name if name in _STATEFUL_TRAINING_LAYERS else random_part(name, call)
 
     def application(self, name: str) -> str | None:
         return None if name.startswith(INSENSITIVE_APPLICATIONS) else name

@@ -34,13 +34,7 @@ from enum import Enum
 
 import libcst as cst
 
-from tapelint.analysis.callees import (
-    Callee,
-    argument_for,
-    callee_of,
-    keyed_arguments,
-    qualified_name,
-)
+from tapelint.analysis.callees import arguments_passed, callee_of, qualified_name
 from tapelint.analysis.keras_objects import KerasObjects, returns_of
 from tapelint.analysis.model import ApplyCall, Def, DefKind, FileModel
 
@@ -111,7 +105,6 @@ class Optimizers:
         self.keras = KerasObjects(model)
         self._defs: dict[Def, Library | None] = {}
         self._functions: dict[cst.FunctionDef, Library | None] = {}
-        self._calls: dict[str, list[tuple[cst.Call, Callee]]] | None = None
 
     def library(self, expr: cst.BaseExpression) -> Library | None:
         """Whose optimizer `expr` certainly is, on every path; None when unknown."""
@@ -139,29 +132,10 @@ class Optimizers:
     def _passed(self, d: Def) -> Library | None:
         """A parameter every call of its function in this file gives the same kind of
         optimizer (`gan.compile(d_optimizer=keras.optimizers.Adam(...))`)."""
-        function = d.stmt
-        if not isinstance(function, cst.FunctionDef):
+        passed = arguments_passed(self.model, d)
+        if not passed:
             return None
-        params = function.params
-        ordered = [*params.posonly_params, *params.params, *params.kwonly_params]
-        names = tuple(p.name.value for p in ordered)
-        if d.name not in names:
-            return None
-        index = names.index(d.name)
-        answers: list[Library | None] = []
-        for call, callee in self._calls_of().get(qualified_name(self.model, function), []):
-            argument = argument_for(names, index, dict(keyed_arguments(call, callee)))
-            answers.append(self.library(argument.value) if argument is not None else None)
-        return _same(answers)
-
-    def _calls_of(self) -> dict[str, list[tuple[cst.Call, Callee]]]:
-        if self._calls is None:
-            self._calls = {}
-            for site in self.model.calls:
-                callee = callee_of(self.model, site.node)
-                if callee is not None:
-                    self._calls.setdefault(callee.target, []).append((site.node, callee))
-        return self._calls
+        return _same([self.library(value) if value is not None else None for value in passed])
 
     def _annotated(self, d: Def) -> Library | None:
         function = d.stmt

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from tapelint.analysis.callees import instance_class
 from tapelint.analysis.expressions import argument_value, decorator_callee, statements
 from tapelint.analysis.model import (
     CallSite,
@@ -288,24 +289,8 @@ class StepIndex:
         func = site.node.func
         if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
             return None
-        classes: set[cst.ClassDef] = set()
-        for d in self.model.defs_of(func.value):
-            value = d.value
-            if d.kind is not DefKind.ASSIGN or d.unpack_index or not isinstance(value, cst.Call):
-                return None
-            if not isinstance(value.func, cst.Name):
-                return None
-            found = [
-                c.stmt
-                for c in self.model.defs_of(value.func)
-                if c.kind is DefKind.DEFINITION and isinstance(c.stmt, cst.ClassDef)
-            ]
-            if len(found) != 1:
-                return None
-            classes.add(found[0])
-        if len(classes) != 1:
-            return None
-        return next(iter(classes)), func.attr.value
+        owner = instance_class(self.model, func.value)
+        return (owner, func.attr.value) if owner is not None else None
 
     def _compiled_attribute(self, site: CallSite) -> CompiledFunction | None:
         """`self.name(...)` where the class assigns `self.name = tf.function(...)` once, and
