@@ -52,6 +52,8 @@ Questions the rules ask:
 - `disconnection`: does a tape's block throw a model output away, the evidence TAP401 asks
   for in test code?
 - `steps`: compiled functions, training steps and training loops. (TAP501, TAP502)
+- `sweeps`: is a loop a sweep over cases written out in the code, and is a loop variable
+  one of its case values? (TAP501)
 - `retracing`: which `tf.function`s are created per step or called with a changing Python
   value? (TAP501)
 - `state_creation`: which calls build training state (optimizers, models, layers,
