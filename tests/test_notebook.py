@@ -373,7 +373,7 @@ def test_fix_writes_an_indented_cell_back_with_its_indentation(project: Path) ->
 
 def test_reported_edits_in_an_indented_cell_are_what_fix_writes(project: Path) -> None:
     cells = (
-        "  import tensorflow as tf\n  x = tf.Variable(1.0)\n"
+        "  import tensorflow as tf\n  x = tf.Variable(tf.random.normal([512, 512]))\n"
         "  with tf.GradientTape(persistent=True) as tape:\n      y = x * x\n      z = y * y\n",
         "  dy = tape.gradient(y, x)\n  dz = tape.gradient(z, x)",
     )
