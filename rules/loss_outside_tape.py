@@ -26,6 +26,9 @@ class LossOutsideTape(Rule):
 
     A target produced inside the block is fine however it is produced: directly, by a helper
     called inside the block, or by `+=` inside the block onto a value started before it.
+    `tf.cast(loss, dtype)` of such a target after the block is not reported either: when the
+    dtype already matches, `tf.cast` returns `loss` itself, and the dtype is rarely known
+    statically (`tf.convert_to_tensor` likewise returns a tensor unchanged).
 
     ## Example
     ```python

@@ -65,6 +65,58 @@ def test_target_recorded(body, answer):
     assert _recorded(body) is answer
 
 
+@pytest.mark.parametrize(
+    ("body", "answer"),
+    [
+        (
+            "with tf.GradientTape() as t:\n    r = f(x)\n"
+            "g = t.gradient(tf.cast(r, dtype=x.dtype), x)\n",
+            Tri.UNKNOWN,
+        ),
+        (
+            "with tf.GradientTape() as t:\n    r = f(x)\nc = tf.cast(r, tf.float32)\n"
+            "g = t.gradient(c, x)\n",
+            Tri.UNKNOWN,
+        ),
+        (
+            "with tf.GradientTape() as t:\n    r = f(x)\ng = t.gradient(tf.convert_to_tensor(r), x)\n",
+            Tri.UNKNOWN,
+        ),
+        (
+            "with tf.GradientTape() as t:\n    p = m(x)\ng = t.gradient(tf.cast(p * 2, tf.float64), v)\n",
+            Tri.NO,
+        ),
+        (
+            "with tf.GradientTape() as t:\n    p = m(x)\nl = f(p)\ng = t.gradient(tf.cast(l, tf.float64), v)\n",
+            Tri.NO,
+        ),
+        (
+            "with tf.GradientTape() as t:\n    p = m(x)\nc = tf.cast(f(p), tf.float64)\n"
+            "g = t.gradient(c, v)\n",
+            Tri.NO,
+        ),
+        (
+            "with tf.GradientTape() as t:\n    l = tf.cast(f(x), tf.float32)\ng = t.gradient(l, v)\n",
+            Tri.YES,
+        ),
+    ],
+    ids=[
+        "cast-in-call",
+        "cast-assigned",
+        "convert",
+        "cast-of-expression-after",
+        "cast-of-value-computed-after",
+        "assigned-cast-of-expression-after",
+        "cast-inside",
+    ],
+)
+def test_a_cast_after_the_block_is_its_argument_when_the_dtype_matches(body, answer):
+    """`tf.cast` (and `tf.convert_to_tensor`) return their argument when nothing needs
+    converting: a cast of a recorded value may be that value, one of an unrecorded value is
+    not recorded either way."""
+    assert _recorded(body) is answer
+
+
 def _numpy(body: str) -> list[str]:
     model = model_of(HEADER + body)
     found = []
