@@ -19,7 +19,11 @@ class NumpyInDifferentiablePath(Rule):
     gradient sources counts too: it runs the model outside the tape and returns NumPy.
 
     NumPy on input data, random noise, shapes, or logging that does not reach the target is
-    not flagged; neither is `tensorflow.experimental.numpy`, which stays differentiable.
+    not flagged; neither is `tensorflow.experimental.numpy`, which stays differentiable. A
+    value computed while the tape was not recording (before its block, in an earlier
+    iteration of the loop, under `stop_recording()`) counts as input data, whatever it was
+    computed from: a DQN's next state, reached through an action chosen from an earlier model
+    output, carries no gradient the tape could follow.
 
     ## Why is this bad?
     The tape records TensorFlow operations only. A NumPy round trip produces a constant with

@@ -160,6 +160,38 @@ def test_watched_tensor_through_numpy_is_found():
     assert _numpy(body) == ["float(x)"]
 
 
+def test_numpy_on_a_value_computed_before_the_tape_recorded_is_not_found():
+    """The environment's state comes from an action chosen with an earlier model output,
+    computed before the tape's block: the tape recorded none of that."""
+    body = (
+        "s = env.reset()\n"
+        "for step in range(99):\n"
+        "    q = net(np.asarray([one_hot(s)])).numpy()\n"
+        "    a = np.argmax(q, 1)\n"
+        "    s1, r = env.step(a[0])\n"
+        "    with tf.GradientTape() as t:\n"
+        "        qs = net(np.asarray([one_hot(s)], dtype=np.float32))\n"
+        "        l = tf.reduce_sum(tf.square(target - qs))\n"
+        "    g = t.gradient(l, net.trainable_weights)\n"
+        "    s = s1\n"
+    )
+    assert _numpy(body) == []
+    inside = body.replace(
+        "    with tf.GradientTape() as t:\n",
+        "    with tf.GradientTape() as t:\n        q = net(x)\n        a = np.argmax(q.numpy(), 1)\n        s = state_of(a)\n",
+    )
+    assert sorted(_numpy(inside)) == ["np.asarray([one_hot(s)], dtype=np.float32)", "q.numpy()"]
+
+
+def test_numpy_on_a_value_computed_under_stop_recording_is_not_found():
+    body = (
+        "with tf.GradientTape() as t:\n    p = model(x)\n    with t.stop_recording():\n"
+        "        w = model(x2)\n    l = tf.reduce_mean(p * np.asarray(w))\n"
+        "g = t.gradient(l, model.trainable_variables)\n"
+    )
+    assert _numpy(body) == []
+
+
 def _apply_flow(body: str):
     model = model_of(HEADER + body)
     (apply,) = model.apply_calls
