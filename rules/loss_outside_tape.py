@@ -1,6 +1,7 @@
 from collections.abc import Iterator
 
 from tapelint.analysis import FileModel, Tri
+from tapelint.analysis.inspection import only_inspected
 from tapelint.analysis.recording import target_recorded
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of, tape_label
@@ -30,6 +31,9 @@ class LossOutsideTape(Rule):
     dtype already matches, `tf.cast` returns `loss` itself, and the dtype is rarely known
     statically (`tf.convert_to_tensor` likewise returns a tensor unchanged).
 
+    In a notebook, a gradient that is only printed, displayed or asserted is not reported:
+    the None is the cell's output, not a silent failure (guides print it on purpose).
+
     ## Example
     ```python
     with tf.GradientTape() as tape:
@@ -56,6 +60,8 @@ class LossOutsideTape(Rule):
             answer = target_recorded(model, call)
             if answer.answer is not Tri.NO or answer.part is None:
                 continue
+            if only_inspected(model, call):
+                continue  # printed, not used: the None is in plain sight
             tape = tape_label(call.tape)
             when = _WHEN[answer.when or "after"].format(tape=tape)
             yield Finding(

@@ -1,6 +1,7 @@
 from collections.abc import Iterator
 
 from tapelint.analysis import FileModel
+from tapelint.analysis.inspection import only_inspected
 from tapelint.analysis.watching import unwatched_sources
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, tape_label
@@ -34,6 +35,9 @@ class UnwatchedSource(Rule):
     a value computed inside the block from other values) is never reported, nor is any
     source of a tape passed to other code, which might watch it.
 
+    In a notebook, a gradient that is only printed, displayed or asserted is not reported:
+    the None is the cell's output, not a silent failure (guides print it on purpose).
+
     ## Example
     ```python
     x = tf.random.normal((4, 3))
@@ -59,6 +63,7 @@ class UnwatchedSource(Rule):
     def check(self, model: FileModel) -> Iterator[Finding]:
         for call in model.gradient_calls:
             tape = tape_label(call.tape)
+            inspected = only_inspected(model, call)
             for unwatched in unwatched_sources(model, call):
                 source = unwatched.source.value
                 if unwatched.numpy_array:
@@ -70,6 +75,8 @@ class UnwatchedSource(Rule):
                         "tensor",
                     )
                     continue
+                if inspected:
+                    continue  # printed, not used: the None is in plain sight
                 yield Finding(
                     unwatched.source,
                     f"`{source}` is a plain tensor that `{tape}` never watches, so "

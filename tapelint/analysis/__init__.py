@@ -18,6 +18,8 @@ Questions the rules ask:
   the way to the target? (TAP301, TAP303)
 - `conversions`: which calls convert a value to NumPy, leaving TensorFlow (asked by
   `builder`, which records them as NumPy calls).
+- `inspection`: is a gradient in a notebook only printed, displayed or asserted, so a None
+  there is in plain sight? (TAP101, TAP201, TAP202, TAP301, TAP302)
 - `differentiability`: does the target keep a differentiable path to its sources? (TAP302)
 - `lifecycle`: how a tape is used, whether it escapes, whether it is released. (TAP102,
   TAP103)
