@@ -326,7 +326,9 @@ def _compiles_a_step(model: FileModel, index: StepIndex, creation: _Creation) ->
 
 
 # ---------------------------------------------------------------------- shapes
-_SHAPE_KEYWORDS = ("shape", "dims", "size", "multiples")
+# Keyword arguments that take a shape: `shape=`, `sample_shape=`, `tf.fill(dims=)`,
+# `tf.tile(multiples=)`. (Not `*_size`: `step_size=` is a value.)
+_SHAPE_KEYWORDS = ("shape", "dims", "multiples")
 
 
 def _parameter_of(function: cst.FunctionDef, call: cst.Call, position: int) -> str | None:
@@ -347,7 +349,8 @@ def _parameter_of(function: cst.FunctionDef, call: cst.Call, position: int) -> s
 def _sets_a_shape(function: cst.FunctionDef, parameter: str | None) -> bool:
     """Whether `function` uses `parameter` to decide the shape of what it computes: in a
     slice bound (`draws[-n // 2:]`), as the length of a Python loop (`range(n)`, unrolled
-    while tracing), or in a shape argument (`shape=[n, 3]`). Each value then builds a
+    while tracing), or in a shape keyword (`shape=[n, 3]`, `sample_shape=`, `dims=`,
+    `multiples=`). Each value then builds a
     different graph on purpose; as a tensor it would leave the shape unknown while
     tracing, which XLA (`jit_compile=True`) refuses."""
     if parameter is None:

@@ -225,6 +225,10 @@ def test_python_values_that_set_a_shape_are_not_found(use):
 
 
 def test_python_values_used_otherwise_by_the_same_function_are_found():
+    assert _counters(
+        SAMPLER.format(use="kernel(draws, step_size=num_draws)")
+        + "for idx in range(4):\n    sample(s, num_draws=idx)\n"
+    ) == [("sample(s, num_draws=idx)", "idx")]
     sampler = SAMPLER.format(use="draws * tf.cast(num_draws, tf.float32)")
     sweep = "for idx in range(4):\n    size = 25 * 2 ** idx\n    sample(s, num_draws=size)\n"
     assert _counters(sampler + sweep) == [("sample(s, num_draws=size)", "idx")]
