@@ -1,6 +1,7 @@
 from collections.abc import Iterator
 
 from tapelint.analysis import FileModel, Tri
+from tapelint.analysis.inspection import only_inspected
 from tapelint.analysis.recording import target_recorded
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of, tape_label
@@ -27,6 +28,9 @@ class LossOutsideTape(Rule):
     A target produced inside the block is fine however it is produced: directly, by a helper
     called inside the block, or by `+=` inside the block onto a value started before it. A
     plain alias after the block (`total = loss`) renames the recorded loss and is fine too.
+    `tf.cast(loss, dtype)` of such a target after the block is not reported either: when the
+    dtype already matches, `tf.cast` returns `loss` itself, and the dtype is rarely known
+    statically (`tf.convert_to_tensor` likewise returns a tensor unchanged).
 
     What is reported is the operation that makes the target: a total combined after the block
     from losses computed inside it (`loss = l1 + w * l2`, or `total += w * l` in a loop after
@@ -34,6 +38,9 @@ class LossOutsideTape(Rule):
     is not recording, so the gradient of the total is None (measured on TensorFlow 2.21). A
     number alone decides nothing: the target is reported when every other value that can
     reach it was computed while the tape did not record.
+
+    In a notebook, a gradient that is only printed, displayed or asserted is not reported:
+    the None is the cell's output, not a silent failure (guides print it on purpose).
 
     ## Example
     ```python
@@ -61,6 +68,8 @@ class LossOutsideTape(Rule):
             answer = target_recorded(model, call)
             if answer.answer is not Tri.NO or answer.part is None:
                 continue
+            if only_inspected(model, call):
+                continue  # printed, not used: the None is in plain sight
             tape = tape_label(call.tape)
             when = _WHEN[answer.when or "after"].format(tape=tape)
             yield Finding(

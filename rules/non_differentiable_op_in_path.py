@@ -2,6 +2,7 @@ from collections.abc import Iterator
 
 from tapelint.analysis import FileModel
 from tapelint.analysis.differentiability import BREAK_REASONS, path_breaks
+from tapelint.analysis.inspection import only_inspected
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of, tape_label
 
@@ -19,6 +20,9 @@ class NonDifferentiableOpInPath(Rule):
     `tf.stop_gradient`, a straight-through estimator `x + tf.stop_gradient(q - x)`), ops on
     labels or inputs, `argmax` used for a metric that does not reach the target, and anything
     the target reaches through a function this analysis does not know.
+
+    In a notebook, a gradient that is only printed, displayed or asserted is not reported:
+    the None is the cell's output, not a silent failure (guides print it on purpose).
 
     ## Why is this bad?
     These ops have no gradient (or, for `sign`, a zero one). If the target depends on a
@@ -47,6 +51,8 @@ class NonDifferentiableOpInPath(Rule):
 
     def check(self, model: FileModel) -> Iterator[Finding]:
         for call in model.gradient_calls:
+            if only_inspected(model, call):
+                continue  # printed, not used: the None is in plain sight
             for found in path_breaks(model, call):
                 tape = tape_label(call.tape, "tape")
                 advice = (

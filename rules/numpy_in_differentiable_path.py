@@ -5,6 +5,7 @@ import libcst as cst
 from tapelint.analysis import FileModel
 from tapelint.analysis.conversions import PREDICT_METHODS
 from tapelint.analysis.dataflow import numpy_on_path
+from tapelint.analysis.inspection import only_inspected
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of, tape_label
 
@@ -19,7 +20,14 @@ class NumpyInDifferentiablePath(Rule):
     gradient sources counts too: it runs the model outside the tape and returns NumPy.
 
     NumPy on input data, random noise, shapes, or logging that does not reach the target is
-    not flagged; neither is `tensorflow.experimental.numpy`, which stays differentiable.
+    not flagged; neither is `tensorflow.experimental.numpy`, which stays differentiable. A
+    value computed while the tape was not recording (before its block, in an earlier
+    iteration of the loop, under `stop_recording()`) counts as input data, whatever it was
+    computed from: a DQN's next state, reached through an action chosen from an earlier model
+    output, carries no gradient the tape could follow.
+
+    In a notebook, a gradient that is only printed, displayed or asserted is not reported:
+    the None is the cell's output, not a silent failure (guides print it on purpose).
 
     ## Why is this bad?
     The tape records TensorFlow operations only. A NumPy round trip produces a constant with
@@ -48,6 +56,8 @@ class NumpyInDifferentiablePath(Rule):
 
     def check(self, model: FileModel) -> Iterator[Finding]:
         for call in model.gradient_calls:
+            if only_inspected(model, call):
+                continue  # printed, not used: the None is in plain sight
             for numpy_call in numpy_on_path(model, call):
                 tape = tape_label(call.tape)
                 func = numpy_call.node.func

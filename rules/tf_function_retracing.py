@@ -20,9 +20,17 @@ class TfFunctionRetracing(Rule):
     Not reported: a `tf.function` defined once and called with tensors or with
     `tf.constant(epoch)`; one with an `input_signature`; one created per model (or per trial)
     that compiles something that changes with the iteration and is then run many times;
-    one created or called while an enclosing `tf.function` is traced. `reduce_retracing=True`
-    does *not* silence it: it relaxes tensor shapes, and Python values still trace once each
-    (measured on TensorFlow 2.21).
+    one created or called while an enclosing `tf.function` is traced. Nor where each trace
+    is needed anyway: a loop over cases written out in the code (`for dtype, dim in
+    itertools.product(dtypes, [1, 2, 3]):` in a test, `for lr in [0.1, 0.01]:`), a call
+    that gives the new function such a case's value, a Python value that the function uses
+    to set a shape (`draws[-num_draws // 2:]`, `range(n)`, `shape=[n, 3]`; as a tensor the
+    shape would be unknown while tracing), and a function compiled once per call of a
+    function that runs it over a whole dataset, unless it compiles a training step (a step
+    rebuilt per epoch is reported). A loop counted by `range(...)` is never a sweep of
+    cases: epochs are counted that way. `reduce_retracing=True` does *not* silence it: it
+    relaxes tensor shapes, and Python values still trace once each (measured on
+    TensorFlow 2.21).
 
     ## Why is this bad?
     A `tf.function` keeps its traces on the function object, keyed by the Python values of

@@ -3,7 +3,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tapelint.analysis import FileModel, TapeInstance, Tri
-from tapelint.analysis.lifecycle import serves_at_most_one_call
+from tapelint.analysis.lifecycle import persistence_costs_nothing, serves_at_most_one_call
 from tapelint.analysis.model import is_recording
 from tapelint.diagnostics import Applicability, Severity
 from tapelint.rule import Finding, FixIntent, NodeEdit, Rule, tape_label
@@ -17,7 +17,13 @@ class UnnecessaryPersistentTape(Rule):
 
     Not flagged: `jacobian`/`batch_jacobian` with `experimental_use_pfor=False` (TensorFlow
     requires a persistent tape there), and a tape that escapes the function (returned,
-    stored, passed to another function, used from a nested function).
+    stored, passed to another function, used from a nested function). Nor where persistence
+    costs nothing: a tape created in a `tf.function` or a Keras `train_step` override lives
+    only while the function is traced (the graph it builds holds no tape; TAP103 leaves
+    these alone too), and a test's tape that records only toy values
+    (`tf.constant([1., 2., 3., 4.])` in a unit test of a jacobian) holds a few bytes for one
+    assertion. Guides and scripts over toy or random stand-in data are still reported: they
+    are copied into training code that runs on real data.
 
     ## Why is this bad?
     A persistent tape keeps every recorded operation and its intermediate tensors alive until
@@ -55,6 +61,8 @@ class UnnecessaryPersistentTape(Rule):
             if tape.persistent is not Tri.YES or tape.persistent_arg is None:
                 continue
             if serves_at_most_one_call(model, tape) is not Tri.YES:
+                continue
+            if persistence_costs_nothing(model, tape):
                 continue
             name = tape_label(tape)
             yield Finding(

@@ -1,6 +1,7 @@
 from collections.abc import Iterator
 
 from tapelint.analysis import FileModel
+from tapelint.analysis.inspection import only_inspected
 from tapelint.analysis.late_watch import sources_watched_too_late
 from tapelint.analysis.watching import unwatched_sources
 from tapelint.diagnostics import Severity
@@ -45,6 +46,9 @@ class UnwatchedSource(Rule):
     a value computed inside the block from other values) is never reported, nor is any
     source of a tape passed to other code, which might watch it.
 
+    In a notebook, a gradient that is only printed, displayed or asserted is not reported:
+    the None is the cell's output, not a silent failure (guides print it on purpose).
+
     ## Example
     ```python
     x = tf.random.normal((4, 3))
@@ -82,6 +86,7 @@ class UnwatchedSource(Rule):
     def check(self, model: FileModel) -> Iterator[Finding]:
         for call in model.gradient_calls:
             tape = tape_label(call.tape)
+            inspected = only_inspected(model, call)
             for unwatched in unwatched_sources(model, call):
                 source = unwatched.source.value
                 if unwatched.numpy_array:
@@ -93,13 +98,15 @@ class UnwatchedSource(Rule):
                         "tensor",
                     )
                     continue
+                if inspected:
+                    continue  # printed, not used: the None is in plain sight
                 yield Finding(
                     unwatched.source,
                     f"`{source}` is a plain tensor that `{tape}` never watches, so "
                     f"`{tape}.{call.method}` returns None for it; call `{tape}.watch({source})` "
                     "at the start of the `with` block",
                 )
-            for late in sources_watched_too_late(model, call):
+            for late in () if inspected else sources_watched_too_late(model, call):
                 source = late.source.value
                 through = late.through.name
                 if late.before_block:

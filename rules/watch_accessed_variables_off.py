@@ -2,6 +2,7 @@ from collections.abc import Iterator
 
 from tapelint.analysis import FileModel
 from tapelint.analysis.expressions import call_argument
+from tapelint.analysis.inspection import only_inspected
 from tapelint.analysis.watching import never_watched_call
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, tape_label
@@ -33,6 +34,9 @@ class WatchAccessedVariablesOff(Rule):
     other code; a call whose sources are all plain tensors (TAP201 reports each of those; a
     plain tensor among variable sources is reported by both rules).
 
+    In a notebook, a gradient that is only printed, displayed or asserted is not reported:
+    the None is the cell's output, not a silent failure (guides print it on purpose).
+
     ## Example
     ```python
     with tf.GradientTape(watch_accessed_variables=False) as tape:
@@ -60,6 +64,8 @@ class WatchAccessedVariablesOff(Rule):
             argument = call_argument(tape.ctor, 1, "watch_accessed_variables")
             if call is None or argument is None:
                 continue
+            if all(only_inspected(model, c) for c in model.calls_on(tape) if c.is_gradient):
+                continue  # printed, not used: the Nones are in plain sight
             name = tape_label(tape)
             yield Finding(
                 argument,

@@ -18,6 +18,10 @@ How a notebook is read (decisions, in the order a user meets them):
   `%%timeit`, `%%capture`, `%%prun` keeping their body. No line moves: a line of the program
   is a line of its cell, at most shifted left by the indentation IPython removes, and
   positions are shifted back. A cell that is already valid Python is read as it is.
+- A cell written in another language is left out like a cell magic that is not Python:
+  its metadata says so (VS Code's `vscode.languageId`), or it does not parse and is
+  recognisably R (`x <- ...`, `library(...)`; a Colab notebook that switches runtimes for a
+  few cells). See tapelint.cell_language.
 - A cell that IPython could not run either (it does not parse after those steps) is TAP001
   located in that cell; it is left out of the program (as blank lines) and the other cells
   are still checked.
@@ -50,6 +54,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from tapelint.cell_language import is_declared_foreign, looks_like_r
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position
 from tapelint.engine import Linter
 from tapelint.fixer import FixError, fix_source
@@ -148,9 +153,14 @@ def read_notebook(data: bytes) -> NotebookProgram | None:
             continue
         source = _source(cell, number)
         originals = _split(source)
-        code = cell_code(originals)
+        code = (
+            _left_out(originals)
+            if is_declared_foreign(cell.get("metadata"))
+            else cell_code(originals)
+        )
         if isinstance(code, SyntaxProblem):
-            problems.append((number, code))
+            if not looks_like_r(originals):
+                problems.append((number, code))
             code = _left_out(originals)
         code_cells.append(CodeCell(number, source, tuple(originals), code, code.python))
         lines.extend([*code.lines, _CELL_END])

@@ -28,6 +28,8 @@ Questions the rules ask:
   the way to the target? (TAP301, TAP303)
 - `conversions`: which calls convert a value to NumPy, leaving TensorFlow (asked by
   `builder`, which records them as NumPy calls).
+- `inspection`: is a gradient in a notebook only printed, displayed or asserted, so a None
+  there is in plain sight? (TAP101, TAP201, TAP202, TAP301, TAP302)
 - `differentiability`: does the target keep a differentiable path to its sources? (TAP302)
 - `lifecycle`: how a tape is used, whether it escapes, whether it is released. (TAP102,
   TAP103)
@@ -64,6 +66,8 @@ Questions the rules ask:
 - `disconnection`: does a tape's block throw a model output away, the evidence TAP401 asks
   for in test code?
 - `steps`: compiled functions, training steps and training loops. (TAP501, TAP502)
+- `sweeps`: is a loop a sweep over cases written out in the code, and is a loop variable
+  one of its case values? (TAP501)
 - `retracing`: which `tf.function`s are created per step or called with a changing Python
   value? (TAP501)
 - `constructors`: which calls build training state (optimizers, models, layers,

@@ -42,6 +42,7 @@ class Watched:
 
     def __init__(self, model: FileModel, call: TapeCall) -> None:
         self.model = model
+        self.tape = call.tape
         self.scope = call.tape.scope
         self.names: set[str] = set()  # dotted names: `w`, `self.kernel`
         self.callables: set[str] = set()  # dotted names of models/layers: `model`, `self`
@@ -85,7 +86,11 @@ class Watched:
                         self._add_sources(d.value, seen)
 
     def derives(self, expr: cst.CSTNode) -> bool:
-        """Whether `expr` is computed from a watched value (through any op but metadata)."""
+        """Whether `expr` is computed from a watched value (through any op but metadata) by
+        operations the tape records. A name bound while the tape was not recording (before
+        its block, in an earlier iteration, under `stop_recording()`) holds a value the tape
+        knows nothing about, however it was computed (an action chosen from an earlier model
+        output): no gradient of the tape runs through it."""
         if isinstance(expr, cst.Name):
             if expr.value in self.names:
                 return True
@@ -128,7 +133,12 @@ class Watched:
             return cached
         self._derived[d] = False  # cycles (loops, `x = f(x)`) resolve to "not derived"
         result = False
-        if d.scope is self.scope and d.value is not None and d.kind is not DefKind.PARAM:
+        if (
+            d.scope is self.scope
+            and d.value is not None
+            and d.kind is not DefKind.PARAM
+            and is_recording(d.ctx, self.tape)
+        ):
             result = self.derives(d.value)
             if not result and d.kind is DefKind.AUG:
                 result = self.derives(d.target)

@@ -16,6 +16,7 @@ from tapelint.analysis.model import (
     Use,
 )
 from tapelint.analysis.significant_work import SignificantWork
+from tapelint.analysis.test_code import is_test_code
 from tapelint.analysis.toy_values import records_only_toy_values
 
 # A jacobian computed without pfor re-reads the tape once per output element, which
@@ -49,6 +50,28 @@ def serves_at_most_one_call(model: FileModel, tape: TapeInstance) -> Tri:
     if escapes(model, tape) or needs_persistence(model, tape):
         return Tri.UNKNOWN
     return Tri.YES if tape.max_calls <= 1 else Tri.NO
+
+
+def lives_only_while_tracing(tape: TapeInstance) -> bool:
+    """Whether the tape is created in a compiled body (a `tf.function`, a Keras `train_step`
+    override, or a function nested in one): a trace-time object, gone once the graph is
+    built, so what it holds never outlives a trace."""
+    scope = tape.scope
+    while scope is not None:
+        if scope.is_compiled:
+            return True
+        scope = scope.parent
+    return False
+
+
+def persistence_costs_nothing(model: FileModel, tape: TapeInstance) -> bool:
+    """Whether `persistent=True` on this tape costs nothing worth a finding: it lives only
+    while tracing, or it is a test's tape over toy values (see `toy_values`: a unit test of
+    a 4-element jacobian). Outside tests a toy tape is still worth it: guides and scripts
+    written over random stand-in data are copied into training code with real data."""
+    if lives_only_while_tracing(tape):
+        return True
+    return is_test_code(model, tape.scope) and records_only_toy_values(model, tape)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,11 @@
-"""Was a gradient target computed while its tape recorded?"""
+"""Was a gradient target computed while its tape recorded?
+
+A call that may hand back its own argument is not a computation of its own: `tf.cast(x, d)`
+returns `x` itself when `x` already has the dtype `d`, and `tf.convert_to_tensor(x)` returns
+`x` when it is a tensor. Outside the block, such a call of a recorded value is therefore
+unknown (a static pass rarely knows dtypes: `tf.cast(reduced, tensor.dtype)` after the block
+is `reduced` itself), and of an unrecorded value still not recorded.
+"""
 
 from __future__ import annotations
 
@@ -70,6 +77,10 @@ def _expression_recorded(
     if computes(expr, model.imports):
         if is_recording(where.ctx, tape):
             return _YES
+        passed = _may_return_unchanged(model, expr)
+        if passed is not None:
+            answer = _expression_recorded(model, passed, where, tape, seen)
+            return answer if answer.answer is Tri.NO else _UNKNOWN
         return RecordingAnswer(Tri.NO, expr, _when(model, where, tape))
     return _UNKNOWN
 
@@ -87,9 +98,28 @@ def _definition_recorded(
         return _UNKNOWN
     if is_recording(d.ctx, tape):
         return _YES
+    if d.kind is DefKind.ASSIGN and _may_return_unchanged(model, d.value) is not None:
+        answer = _expression_recorded(model, d.value, d, tape, seen)
+        return RecordingAnswer(answer.answer, None, answer.when)
     if d.kind is DefKind.AUG or computes(d.value, model.imports):
         return RecordingAnswer(Tri.NO, None, _when(model, d, tape))
     return _UNKNOWN
+
+
+# callee -> (position, keyword) of the argument it may return unchanged
+_MAY_RETURN_ARGUMENT = {
+    "tensorflow.cast": (0, "x"),
+    "tensorflow.dtypes.cast": (0, "x"),
+    "tensorflow.convert_to_tensor": (0, "value"),
+}
+
+
+def _may_return_unchanged(model: FileModel, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """The argument of a call that may return it as it is (see the module's doc)."""
+    if not isinstance(expr, cst.Call):
+        return None
+    spec = _MAY_RETURN_ARGUMENT.get(model.imports.qualify(expr.func) or "")
+    return argument_value(expr, *spec) if spec is not None else None
 
 
 def _binds_number(d: Def) -> bool:

@@ -15,9 +15,21 @@ that changes with the iteration (so it could be created once, before), or is cal
 once per creation in a training step (a compiled step used once is never worth its trace).
 A function compiled anew for each of several models and then run over a whole dataset, or
 compiled afresh by graph-building code that iterates to a fixed point, is a legitimate
-look-alike and stays silent. Python values are followed only when they certainly
-are Python numbers or strings: loop counters of `range(...)` / `enumerate(...)`, counters
-incremented in the loop, and arithmetic, f-strings, `int()`/`float()`/`str()` of those.
+look-alike and stays silent. So are, because creating the function once would save no trace:
+- a creation in a sweep (`sweeps.py`: a loop over cases written out in the code, such as
+  `for dtype, dim in itertools.product(dtypes, dims):` in a test), one trace per case;
+- a call that passes the new function a case value (`dim` from `[1, 2, 3]`), which needs its
+  own trace whether the function is new or not;
+- a function compiled per call of a function that then runs it over a loop of its own (a
+  pass over a dataset), unless what it compiles is a training step: callers hand such a
+  function a new model or split per call, while a step rebuilt per epoch trains the same
+  variables with a new trace each time.
+Python values are followed only when they certainly are Python numbers or strings: loop
+counters of `range(...)` / `enumerate(...)`, counters incremented in the loop, and
+arithmetic, f-strings, `int()`/`float()`/`str()` of those; not the variables or counters
+of a sweep (a handful of values, each a case), and not a value the compiled function uses
+to set a shape (a slice bound, `range(n)`, a `shape=` argument), where each value is a
+different program on purpose.
 """
 
 from __future__ import annotations
@@ -40,6 +52,7 @@ from tapelint.analysis.steps import (
     tf_function_decorator,
     wrapped_function,
 )
+from tapelint.analysis.sweeps import is_case_value, is_sweep
 
 _PYTHON_CONVERSIONS = frozenset({"int", "float", "str", "round", "abs", "bool"})
 _COUNTING_ITERABLES = {"range": (), "enumerate": (0,)}  # builtin -> index of the counter
@@ -90,11 +103,18 @@ def creations_per_step(model: FileModel, index: StepIndex) -> Iterator[PerStepCr
         calls = [site for site in _calls_of(model, creation, index) if region.contains(site)]
         if not calls:
             continue  # stored, returned or passed on: what happens to it is unknown
-        if _depends_on_region(model, index, creation, region) and (
-            not per_step or any(region.repeats(site) for site in calls)
-        ):
+        if loop is not None and all(is_sweep(model, node) for node in loop_nodes(creation.ctx)):
+            continue  # one per case of a sweep: a handful of traces, each for its case
+        if any(_passes_case_value(model, site, region) for site in calls):
+            continue  # traced for each case's value anyway: creating it once saves nothing
+        repeats = any(region.repeats(site) for site in calls)
+        if _depends_on_region(model, index, creation, region) and (not per_step or repeats):
             # It compiles something new each time: legitimate for a function per model
             # (or per trial) run many times, or for graph-building code outside training.
+            continue
+        if per_call_of is not None and repeats and not _compiles_a_step(model, index, creation):
+            # Run over a loop of its own (a dataset) in each call: a pass over data, whose
+            # callers hand it a new model or split each time; one trace per pass.
             continue
         name = creation.definition.name if creation.definition is not None else None
         if name is None and creation.attribute is not None:
@@ -110,13 +130,18 @@ def counter_arguments(model: FileModel, index: StepIndex) -> Iterator[CounterArg
         if compiled is None or has_input_signature(compiled.options):
             continue
         values = _PythonValues(model, site)
-        for arg in site.node.args:
+        for position, arg in enumerate(site.node.args):
             if arg.star:
                 continue
             value = values.of(arg.value)
-            if value.kind is _Kind.VARYING and value.counter is not None:
-                yield CounterArgument(site.node, arg.value, value.counter)
-                break
+            if value.kind is not _Kind.VARYING or value.counter is None:
+                continue
+            if compiled.function is not None and _sets_a_shape(
+                compiled.function, _parameter_of(compiled.function, site.node, position)
+            ):
+                continue  # each value is a different program: its trace is the point
+            yield CounterArgument(site.node, arg.value, value.counter)
+            break
 
 
 # ---------------------------------------------------------------------- creations
@@ -272,6 +297,91 @@ def _reads_region(
     return False
 
 
+def _passes_case_value(
+    model: FileModel, site: CallSite, region: _LoopRegion | _FunctionRegion
+) -> bool:
+    """Whether the call gives the new function a case value of a sweep of this region
+    (`for dtype, dim in itertools.product(dtypes, [1, 2, 3]): tf.function(f)(dtype, dim)`)."""
+    for arg in site.node.args:
+        if arg.star or not isinstance(arg.value, cst.Name):
+            continue
+        defs = model.defs_of(arg.value)
+        if defs and all(region.binds(d) and is_case_value(model, d) for d in defs):
+            return True
+    return False
+
+
+def _compiles_a_step(model: FileModel, index: StepIndex, creation: _Creation) -> bool:
+    """Whether the new function is a training step of this file (unknown: no)."""
+    if creation.function is not None:
+        return index.is_step(creation.function)
+    if not isinstance(creation.wrapped, cst.Name):
+        return False
+    return any(
+        d.kind is DefKind.DEFINITION
+        and isinstance(d.stmt, cst.FunctionDef)
+        and index.is_step(d.stmt)
+        for d in model.defs_of(creation.wrapped)
+    )
+
+
+# ---------------------------------------------------------------------- shapes
+# Keyword arguments that take a shape: `shape=`, `sample_shape=`, `tf.fill(dims=)`,
+# `tf.tile(multiples=)`. (Not `*_size`: `step_size=` is a value.)
+_SHAPE_KEYWORDS = ("shape", "dims", "multiples")
+
+
+def _parameter_of(function: cst.FunctionDef, call: cst.Call, position: int) -> str | None:
+    """The name of the parameter of `function` that the argument at `position` binds."""
+    arg = call.args[position]
+    if arg.keyword is not None:
+        return arg.keyword.value
+    params = [*function.params.posonly_params, *function.params.params]
+    bound_self = (
+        isinstance(call.func, cst.Attribute)
+        and bool(params)
+        and params[0].name.value in ("self", "cls")
+    )
+    index = position + (1 if bound_self else 0)
+    return params[index].name.value if index < len(params) else None
+
+
+def _sets_a_shape(function: cst.FunctionDef, parameter: str | None) -> bool:
+    """Whether `function` uses `parameter` to decide the shape of what it computes: in a
+    slice bound (`draws[-n // 2:]`), as the length of a Python loop (`range(n)`, unrolled
+    while tracing), or in a shape keyword (`shape=[n, 3]`, `sample_shape=`, `dims=`,
+    `multiples=`). Each value then builds a
+    different graph on purpose; as a tensor it would leave the shape unknown while
+    tracing, which XLA (`jit_compile=True`) refuses."""
+    if parameter is None:
+        return False
+    finder = _ShapeUses(parameter)
+    function.body.visit(finder)
+    return finder.found
+
+
+class _ShapeUses(cst.CSTVisitor):
+    def __init__(self, parameter: str) -> None:
+        self.parameter = parameter
+        self.found = False
+
+    def _mentions(self, node: cst.CSTNode | None) -> bool:
+        return node is not None and any(name.value == self.parameter for name in names_in(node))
+
+    def visit_Slice(self, node: cst.Slice) -> None:
+        if any(self._mentions(part) for part in (node.lower, node.upper, node.step)):
+            self.found = True
+
+    def visit_Call(self, node: cst.Call) -> None:
+        is_range = isinstance(node.func, cst.Name) and node.func.value == "range"
+        if is_range and any(self._mentions(arg.value) for arg in node.args):
+            self.found = True
+        for arg in node.args:
+            keyword = arg.keyword.value if arg.keyword is not None else ""
+            if keyword.endswith(_SHAPE_KEYWORDS) and self._mentions(arg.value):
+                self.found = True
+
+
 # ---------------------------------------------------------------------- Python values
 class _Kind(Enum):
     UNKNOWN = "unknown"  # a tensor, or anything not certainly a Python value
@@ -359,6 +469,8 @@ class _PythonValues:
         if d in self.seen:
             return _CONSTANT  # a cycle through `+=` in a loop adds nothing new
         self.seen.add(d)
+        if d.kind is DefKind.FOR and isinstance(d.stmt, cst.For) and is_sweep(self.model, d.stmt):
+            return _UNKNOWN  # a sweep's variable or counter: a handful of values, each a case
         if d.kind is DefKind.FOR and isinstance(d.value, cst.Call):
             counter_index = _COUNTING_ITERABLES.get(_callee_name(d.value))
             if (

@@ -76,7 +76,7 @@ class SignificantWork:
         """The significant call (or `yield`) a statement makes itself (a compound
         statement: its header), or None; None for an idle statement."""
         if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            if all(_idle(self.model, small) for small in stmt.body):
+            if all(is_idle(self.model, small) for small in stmt.body):
                 return None
             for small in stmt.body:
                 value = getattr(small, "value", None)
@@ -144,7 +144,7 @@ class SignificantWork:
         return self._steps
 
 
-def _idle(model: FileModel, small: cst.BaseSmallStatement) -> bool:
+def is_idle(model: FileModel, small: cst.BaseSmallStatement) -> bool:
     """Checking, printing, logging or nothing: `assert`, `pass`, a docstring,
     `print(...)`, `logger.info(...)`, `tf.print(...)`, `self.assertAllClose(...)`,
     `np.testing.assert_allclose(...)`, `tf.summary.scalar(...)`."""

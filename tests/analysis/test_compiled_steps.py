@@ -201,6 +201,51 @@ def test_values_that_do_not_retrace_are_not_found(loop):
     assert _counters(STEP + "def plain(*a):\n    return a\n" + loop) == []
 
 
+SAMPLER = (
+    "@tf.function(jit_compile=True)\n"
+    "def sample(state, *, num_draws):\n"
+    "    draws = run_chain(num_draws, state)\n"
+    "    return {use}\n"
+)
+
+
+@pytest.mark.parametrize(
+    "use",
+    [
+        "draws[-num_draws // 2:]",
+        "tf.stack([draws[i] for i in range(num_draws)])",
+        "tf.zeros(shape=[num_draws, 3]) + draws",
+    ],
+    ids=["slice", "python-range", "shape-keyword"],
+)
+def test_python_values_that_set_a_shape_are_not_found(use):
+    sweep = "for idx in range(4):\n    size = 25 * 2 ** idx\n    sample(s, num_draws=size)\n"
+    assert _counters(SAMPLER.format(use=use) + sweep) == []
+
+
+def test_python_values_used_otherwise_by_the_same_function_are_found():
+    assert _counters(
+        SAMPLER.format(use="kernel(draws, step_size=num_draws)")
+        + "for idx in range(4):\n    sample(s, num_draws=idx)\n"
+    ) == [("sample(s, num_draws=idx)", "idx")]
+    sampler = SAMPLER.format(use="draws * tf.cast(num_draws, tf.float32)")
+    sweep = "for idx in range(4):\n    size = 25 * 2 ** idx\n    sample(s, num_draws=size)\n"
+    assert _counters(sampler + sweep) == [("sample(s, num_draws=size)", "idx")]
+    positional = SAMPLER.format(use="draws[-num_draws // 2:]").replace(", *,", ",")
+    shaped = "for idx in range(4):\n    sample(s, idx)\n"
+    assert _counters(positional + shaped) == []
+    assert _counters(positional + "for idx in range(4):\n    sample(idx, 5)\n") == [
+        ("sample(idx, 5)", "idx")
+    ]
+
+
+def test_the_counter_of_a_written_out_sweep_is_not_found():
+    assert _counters(STEP + "for i, lr in enumerate([0.1, 0.01]):\n    train_step(x, y, i)\n") == []
+    assert _counters(STEP + "for i, x in enumerate(batches):\n    train_step(x, y, i)\n") == [
+        ("train_step(x, y, i)", "i")
+    ]
+
+
 def test_input_signature_and_compiled_callers_are_not_found():
     signature = STEP.replace(
         "@tf.function\n", "@tf.function(input_signature=[tf.TensorSpec(None)] * 3)\n"
@@ -258,6 +303,40 @@ def test_function_created_by_a_function_called_per_step_is_found():
 
 
 @pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        # cases computed at run time, and the call gives it nothing that changes per case
+        (
+            "for dtype in supported_dtypes():\n    tf.function(plain)(x)\n",
+            ("tf.function(plain)", None),
+        ),
+        # a written-out sweep inside an epoch loop: created again every epoch
+        (
+            "for epoch in range(3):\n    for lr in [0.1, 0.01]:\n"
+            "        step = tf.function(plain)\n        step(x)\n",
+            ("tf.function(plain)", None),
+        ),
+        # a list of cases that grows in place is not written out
+        (
+            "cases = [1]\ncases.append(2)\nfor case in cases:\n    tf.function(plain)(case)\n",
+            ("tf.function(plain)", None),
+        ),
+        # a training step compiled anew by the epoch function, called once per epoch
+        (
+            STEP.replace("@tf.function\n", "")
+            + "def run_epoch(ds):\n    step = tf.function(train_step)\n"
+            "    for x, y in ds:\n        step(x, y)\n"
+            "for epoch in range(3):\n    run_epoch(ds)\n",
+            ("tf.function(train_step)", "run_epoch"),
+        ),
+    ],
+    ids=["computed-cases", "sweep-in-epoch-loop", "appended-cases", "step-per-epoch-call"],
+)
+def test_creations_that_look_like_cases_but_repeat_are_found(source, expected):
+    assert _creations("import itertools\ndef plain(x):\n    return x\n" + source) == [expected]
+
+
+@pytest.mark.parametrize(
     "source",
     [
         # once, before the loop
@@ -285,6 +364,20 @@ def test_function_created_by_a_function_called_per_step_is_found():
         "while not done:\n    out = convert(Converter(), xs)\n",
         # a function that creates and calls it, called only once
         "def main():\n    return tf.function(plain)(1)\nmain()\n",
+        # a sweep of test cases: one trace per case whatever happens
+        "dtypes = [tf.float32, tf.float64]\ndims = [1, 2]\n"
+        "for dtype, dim in itertools.product(dtypes, dims):\n"
+        "    tf.function(plain, jit_compile=True)(dim)\n",
+        # a computed list of cases, but each call gets the case's Python value
+        "for dtype, dim in itertools.product(supported(), [1, 2, 3]):\n"
+        "    tf.function(plain)(dtype, dim)\n",
+        # a two-case loop building a new model for each case
+        "for i, n in enumerate((10, 250)):\n    m = build(n)\n    tf.function(fit)(100, m)\n",
+        # compiled once per call of a function that runs it over a whole dataset
+        "def scores(ds, models):\n    @tf.function\n    def score(batch, ms):\n"
+        "        return [m(batch) for m in ms]\n"
+        "    return [score(batch, models) for batch in ds]\n"
+        "for m in trained:\n    scores(ds, [m])\n",
     ],
     ids=[
         "before-loop",
@@ -297,10 +390,14 @@ def test_function_created_by_a_function_called_per_step_is_found():
         "traced",
         "graph-building",
         "called-once",
+        "sweep",
+        "case-value",
+        "two-case-notebook-loop",
+        "compiled-per-pass-over-data",
     ],
 )
 def test_creations_that_do_not_retrace_per_step_are_not_found(source):
-    assert _creations("def plain(x):\n    return x\n" + source) == []
+    assert _creations("import itertools\ndef plain(x):\n    return x\n" + source) == []
 
 
 def test_tf_function_assigned_to_an_attribute_is_followed():

@@ -108,6 +108,58 @@ def test_accumulation_after_the_block(body, answer, when):
     assert found.when == when
 
 
+@pytest.mark.parametrize(
+    ("body", "answer"),
+    [
+        (
+            "with tf.GradientTape() as t:\n    r = f(x)\n"
+            "g = t.gradient(tf.cast(r, dtype=x.dtype), x)\n",
+            Tri.UNKNOWN,
+        ),
+        (
+            "with tf.GradientTape() as t:\n    r = f(x)\nc = tf.cast(r, tf.float32)\n"
+            "g = t.gradient(c, x)\n",
+            Tri.UNKNOWN,
+        ),
+        (
+            "with tf.GradientTape() as t:\n    r = f(x)\ng = t.gradient(tf.convert_to_tensor(r), x)\n",
+            Tri.UNKNOWN,
+        ),
+        (
+            "with tf.GradientTape() as t:\n    p = m(x)\ng = t.gradient(tf.cast(p * 2, tf.float64), v)\n",
+            Tri.NO,
+        ),
+        (
+            "with tf.GradientTape() as t:\n    p = m(x)\nl = f(p)\ng = t.gradient(tf.cast(l, tf.float64), v)\n",
+            Tri.NO,
+        ),
+        (
+            "with tf.GradientTape() as t:\n    p = m(x)\nc = tf.cast(f(p), tf.float64)\n"
+            "g = t.gradient(c, v)\n",
+            Tri.NO,
+        ),
+        (
+            "with tf.GradientTape() as t:\n    l = tf.cast(f(x), tf.float32)\ng = t.gradient(l, v)\n",
+            Tri.YES,
+        ),
+    ],
+    ids=[
+        "cast-in-call",
+        "cast-assigned",
+        "convert",
+        "cast-of-expression-after",
+        "cast-of-value-computed-after",
+        "assigned-cast-of-expression-after",
+        "cast-inside",
+    ],
+)
+def test_a_cast_after_the_block_is_its_argument_when_the_dtype_matches(body, answer):
+    """`tf.cast` (and `tf.convert_to_tensor`) return their argument when nothing needs
+    converting: a cast of a recorded value may be that value, one of an unrecorded value is
+    not recorded either way."""
+    assert _recorded(body) is answer
+
+
 def _numpy(body: str) -> list[str]:
     model = model_of(HEADER + body)
     found = []
@@ -149,6 +201,38 @@ def test_watched_tensor_through_numpy_is_found():
         "g = t.gradient(y, x)\n"
     )
     assert _numpy(body) == ["float(x)"]
+
+
+def test_numpy_on_a_value_computed_before_the_tape_recorded_is_not_found():
+    """The environment's state comes from an action chosen with an earlier model output,
+    computed before the tape's block: the tape recorded none of that."""
+    body = (
+        "s = env.reset()\n"
+        "for step in range(99):\n"
+        "    q = net(np.asarray([one_hot(s)])).numpy()\n"
+        "    a = np.argmax(q, 1)\n"
+        "    s1, r = env.step(a[0])\n"
+        "    with tf.GradientTape() as t:\n"
+        "        qs = net(np.asarray([one_hot(s)], dtype=np.float32))\n"
+        "        l = tf.reduce_sum(tf.square(target - qs))\n"
+        "    g = t.gradient(l, net.trainable_weights)\n"
+        "    s = s1\n"
+    )
+    assert _numpy(body) == []
+    inside = body.replace(
+        "    with tf.GradientTape() as t:\n",
+        "    with tf.GradientTape() as t:\n        q = net(x)\n        a = np.argmax(q.numpy(), 1)\n        s = state_of(a)\n",
+    )
+    assert sorted(_numpy(inside)) == ["np.asarray([one_hot(s)], dtype=np.float32)", "q.numpy()"]
+
+
+def test_numpy_on_a_value_computed_under_stop_recording_is_not_found():
+    body = (
+        "with tf.GradientTape() as t:\n    p = model(x)\n    with t.stop_recording():\n"
+        "        w = model(x2)\n    l = tf.reduce_mean(p * np.asarray(w))\n"
+        "g = t.gradient(l, model.trainable_variables)\n"
+    )
+    assert _numpy(body) == []
 
 
 def _apply_flow(body: str):
