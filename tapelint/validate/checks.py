@@ -39,6 +39,11 @@ def error_summary(exception: Event, limit: int) -> str:
     return f"{exception['type']}: {message}"
 
 
+def errors_at(site: Site, obs: Observations) -> list[Event]:
+    """The exceptions raised at the site's lines (or passing through them), caught or not."""
+    return [e for e in obs.errors if any(site.overlaps(f) for f in e.at)]
+
+
 def _all_none(event: Event) -> bool:
     return bool(event["none"]) and all(event["none"])
 
@@ -322,9 +327,12 @@ def _variable_mismatch(site: Site, obs: Observations) -> Verdict:
 
 
 def _unsafe_transform(site: Site, obs: Observations) -> Verdict:
-    for exception in obs.of(schema.EXCEPTION):
-        if any(site.overlaps(f) for f in exception.at):
-            return Verdict.confirmed(error_summary(exception, 120))
+    errors = errors_at(site, obs)
+    for error in errors:
+        if "None" in (error["message"] or ""):
+            return Verdict.confirmed(error_summary(error, 120))
+    if errors:
+        return Verdict.inconclusive(f"it raised {error_summary(errors[0], 120)}")
     later = [
         a
         for a in obs.of(schema.APPLY)
@@ -382,10 +390,10 @@ def _before_the_end(obs: Observations) -> str:
 
 
 def _state_in_step(site: Site, obs: Observations) -> Verdict:
-    for exception in obs.of(schema.EXCEPTION):
-        if any(site.overlaps(f) for f in exception.at) or (
-            is_variable_error(exception) and built_before(exception, [site], obs)
-        ):
+    for exception in obs.errors:
+        if not is_variable_error(exception):
+            continue
+        if any(site.overlaps(f) for f in exception.at) or built_before(exception, [site], obs):
             return Verdict.confirmed(error_summary(exception, 120))
     built = _at(obs.of(schema.CONSTRUCT), site)
     if not built:

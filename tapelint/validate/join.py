@@ -16,7 +16,13 @@ from pathlib import Path
 
 from tapelint.diagnostics import Diagnostic, Position
 from tapelint.registry import rule_by_code_or_name
-from tapelint.validate.checks import CHECKS, built_before, error_summary, is_variable_error
+from tapelint.validate.checks import (
+    CHECKS,
+    built_before,
+    error_summary,
+    errors_at,
+    is_variable_error,
+)
 from tapelint.validate.observations import Event, Frame, Observations
 from tapelint.validate.probe import schema
 from tapelint.validate.verdict import Site, Status, Verdict
@@ -47,9 +53,21 @@ def judge(
         if rule_check is None:
             verdict = Verdict.inconclusive("this rule has no runtime check")
         else:
-            verdict = rule_check(site_of(diagnostic, cwd), observations)
+            site = site_of(diagnostic, cwd)
+            verdict = rule_check(site, observations)
+            if verdict.status is Status.NOT_REACHED:
+                verdict = _ran_and_raised(site, observations) or verdict
         judged.append(Validated(diagnostic, verdict, "static"))
     return judged
+
+
+def _ran_and_raised(site: Site, observations: Observations) -> Verdict | None:
+    """`not-reached` means the code never ran: code that raised did run, even if the
+    program caught the exception and the rule's own fact was never shown."""
+    errors = errors_at(site, observations)
+    if not errors:
+        return None
+    return Verdict.inconclusive(f"it ran and raised {error_summary(errors[0], 120)}")
 
 
 @dataclass(frozen=True)
@@ -133,7 +151,9 @@ def _findings(observations: Observations) -> Iterable[_Finding]:
                 "it reads, or watch `[v.value for v in variables]`",
                 f"{error[0]}: {error[1][:160]}",
             )
-    for exception in observations.of(schema.EXCEPTION):
+    for exception in observations.errors:
+        if exception["via"] == "line":  # one frame only: where it passed, not where it began
+            continue
         if is_variable_error(exception) and exception.at:
             yield _Finding(
                 "TAP502",

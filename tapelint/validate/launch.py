@@ -32,12 +32,15 @@ class Outcome:
     output_tail: str  # the end of the captured output (with --quiet), else ""
 
 
-def probe_environment(events: Path, max_steps: int) -> dict[str, str]:
+def probe_environment(events: Path, max_steps: int, sites: Path | None = None) -> dict[str, str]:
+    """`sites`: the file naming the lines to watch for exceptions (`watched.write_sites`)."""
     env = dict(os.environ)
     existing = env.get("PYTHONPATH")
     env["PYTHONPATH"] = str(SITE_DIR) + (os.pathsep + existing if existing else "")
     env[schema.EVENTS_ENV] = str(events)
     env[schema.MAX_STEPS_ENV] = str(max_steps)
+    if sites is not None:
+        env[schema.SITES_ENV] = str(sites)
     return env
 
 

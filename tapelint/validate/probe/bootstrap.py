@@ -16,9 +16,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from . import raises as raises_module
 from . import schema
 from .frames import traceback_frames
+from .raises import Raises
 from .recorder import Recorder
+
+# Exceptions at the watched lines (None: no lines to watch, or watching failed to start).
+_raises: Raises | None = None
 
 
 def start() -> None:
@@ -33,11 +38,20 @@ def start() -> None:
         tensorflow=importlib.util.find_spec("tensorflow") is not None,
     )
     _record_uncaught_exceptions(recorder)
+    _watch_raises(recorder)
     hooks = {
         "tensorflow": lambda module: _patch_tensorflow(recorder),
         "keras": lambda module: _patch_keras(recorder),
     }
     sys.meta_path.insert(0, _AfterImport(hooks, recorder))
+
+
+def _watch_raises(recorder: Recorder) -> None:
+    global _raises
+    try:
+        _raises = raises_module.install(recorder)
+    except Exception as error:
+        recorder.probe_error(error)
 
 
 def _patch_tensorflow(recorder: Recorder) -> None:
@@ -88,7 +102,7 @@ def _functions(recorder: Recorder) -> None:
 
     from . import functions
 
-    functions.install(recorder, polymorphic_function.Function, _eager())
+    functions.install(recorder, polymorphic_function.Function, _eager(), _raises)
 
 
 def _variables(recorder: Recorder) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from . import schema
 from .frames import caller, generated_lines, is_user_code, user_frames
+from .raises import Raises
 from .recorder import Recorder
 
 # The functions whose call is running on the stack, innermost last: an optimizer update
@@ -39,7 +40,8 @@ def note_traced_update(optimizer: int) -> None:
         info.optimizers.add(optimizer)
 
 
-def install(recorder: Recorder, function_class: type, eager: Any) -> None:
+def install(recorder: Recorder, function_class: type, eager: Any, raises: Raises | None) -> None:
+    """`raises`, when lines are watched, is told of every exception a call lets out."""
     original_init = function_class.__init__
 
     @functools.wraps(original_init)
@@ -68,9 +70,19 @@ def install(recorder: Recorder, function_class: type, eager: Any) -> None:
         except Exception as error:
             recorder.probe_error(error)
 
-    original_call = function_class.__call__
+    unwatched_call = function_class.__call__
+    if raises is None:
+        original_call = unwatched_call
+    else:
 
-    @functools.wraps(original_call)
+        def original_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return unwatched_call(self, *args, **kwargs)
+            except BaseException as error:
+                raises.escaped(error)
+                raise
+
+    @functools.wraps(unwatched_call)
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         info = getattr(self, "_tapelint", None)
         if info is None or not eager():

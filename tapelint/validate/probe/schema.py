@@ -41,12 +41,17 @@ Kinds and their own fields:
   `tf.Variable` (`what`, `type`).
 - `steps`: the step count grew; `step` is the new count.
 - `exception`: an uncaught exception. `type`, `message`, `at` (the traceback's user frames).
+- `raise`: an exception raised at (or passing through) a watched line, caught or not
+  (`raises.py`): `type`, `message`, `via` `line` and `at` that line's frame; or `via`
+  `tf.function`: it left a `tf.function` call, `at` its traceback's user frames, innermost
+  first.
 - `stop`: the probe ended the program after `max_steps` optimizer steps.
 - `probe-error`: the instrumentation itself failed (`message`); a tapelint bug.
 """
 
 EVENTS_ENV = "TAPELINT_VALIDATE_EVENTS"
 MAX_STEPS_ENV = "TAPELINT_VALIDATE_MAX_STEPS"
+SITES_ENV = "TAPELINT_VALIDATE_SITES"  # the lines to watch for exceptions (`raises.py`)
 
 START = "start"
 TAPE = "tape"
@@ -63,5 +68,6 @@ LAYER_CALL = "layer-call"
 OP = "op"
 STEPS = "steps"
 EXCEPTION = "exception"
+RAISE = "raise"
 STOP = "stop"
 PROBE_ERROR = "probe-error"
