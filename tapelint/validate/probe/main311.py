@@ -74,7 +74,8 @@ class _MainScript:
             raise
         except BaseException as error:
             tb = error.__traceback__
-            sys.excepthook(type(error), error, tb.tb_next if tb is not None else None)
+            error.__traceback__ = tb.tb_next if tb is not None else None  # without this frame
+            sys.excepthook(type(error), error, error.__traceback__)
             raise SystemExit(1) from None
         raise SystemExit(0)
 
