@@ -15,7 +15,7 @@ import pytest
 if sys.version_info[:2] != (3, 11):  # its opcodes are 3.11's
     pytest.skip("the probe adds handlers on Python 3.11 only", allow_module_level=True)
 
-from tapelint.validate.probe.handlers311 import add_handlers  # noqa: E402
+from tapelint.validate.probe.handlers311 import add_handlers
 
 SHAPES = textwrap.dedent(
     """\
