@@ -10,6 +10,7 @@ a program that could not be started or started no instrumented Python.
 from __future__ import annotations
 
 import importlib.util
+import shlex
 import signal
 import sys
 import tempfile
@@ -21,7 +22,7 @@ import click
 
 from tapelint.config import Settings
 from tapelint.runner import Options, Report, display_path, run
-from tapelint.validate import report
+from tapelint.validate import report, tflog
 from tapelint.validate.join import Validated, judge, runtime_findings
 from tapelint.validate.launch import Outcome, probe_environment, run_program
 from tapelint.validate.observations import Observations, read_events
@@ -66,12 +67,23 @@ def validate(request: Request) -> int:
         sites = Path(scratch) / "sites.json"
         write_sites(check.diagnostics, cwd, sites)
         env = probe_environment(events, request.max_steps, sites)
+        drop_tf_noise = tflog.quiet_environment(env)
+        _say(f"running {shlex.join(command)}" + ("" if request.quiet else "; its output follows"))
         try:
-            outcome = run_program(command, env, request.timeout, quiet=request.quiet)
+            outcome = run_program(
+                command,
+                env,
+                request.timeout,
+                quiet=request.quiet,
+                stdout_to_stderr=request.output_format == "json",
+                drop_tf_noise=drop_tf_noise,
+            )
         except OSError as error:
             raise ValidateError(f"cannot run {command[0]!r}: {error.strerror or error}") from None
         observations = read_events(events, cwd)
     _require_instrumented(observations, command)
+    if not request.quiet:
+        _say("the program's output ends here")
 
     checked = {str((cwd / path).resolve()) for path in before}
     after = [p for p in _user_files(observations, cwd) if str((cwd / p).resolve()) not in checked]
@@ -89,7 +101,8 @@ def validate(request: Request) -> int:
     for warning in [*check.warnings, *_probe_warnings(observations)]:
         click.echo(f"warning: {warning}", err=True)
     failed = _failed_before_training(outcome, observations, cwd)
-    click.echo(report.summary(items, _how_it_ended(outcome, observations, request)), err=True)
+    summary = report.summary(items, _how_it_ended(outcome, observations, request))
+    click.echo(click.style(summary, bold=True), err=True)
     if failed:
         click.echo(f"error: the program failed before its first training step: {failed}", err=True)
         if request.quiet and outcome.output_tail:
@@ -101,6 +114,12 @@ def validate(request: Request) -> int:
     if any(_counts_as_found(item) for item in items):
         return EXIT_FOUND
     return EXIT_PROGRAM_FAILED if failed else EXIT_CLEAN
+
+
+def _say(message: str) -> None:
+    """One of the validator's own lines, set apart from the program's output (bold on a
+    terminal)."""
+    click.echo(click.style(f"tapelint validate: {message}", bold=True), err=True)
 
 
 def _counts_as_found(item: Validated) -> bool:
