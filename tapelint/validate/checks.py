@@ -18,7 +18,8 @@ from tapelint.validate.verdict import NOT_REACHED, Site, Verdict
 Judge = Callable[[Site, Observations], Verdict]
 
 
-def _at(events: Iterable[Event], site: Site) -> list[Event]:
+def events_at(events: Iterable[Event], site: Site) -> list[Event]:
+    """The events whose user frame was executing the site's lines."""
     return [e for e in events if site.overlaps(e.where)]
 
 
@@ -50,7 +51,7 @@ def _all_none(event: Event) -> bool:
 
 # --------------------------------------------------------------------- gradient calls
 def _loss_outside_tape(site: Site, obs: Observations) -> Verdict:
-    calls = _at(obs.of(schema.GRADIENT), site)
+    calls = events_at(obs.of(schema.GRADIENT), site)
     if not calls:
         return NOT_REACHED
     empty = [c for c in calls if _all_none(c)]
@@ -64,7 +65,7 @@ def _loss_outside_tape(site: Site, obs: Observations) -> Verdict:
 
 
 def _gradient_inside_tape(site: Site, obs: Observations) -> Verdict:
-    calls = _at(obs.of(schema.GRADIENT), site)
+    calls = events_at(obs.of(schema.GRADIENT), site)
     if not calls:
         return NOT_REACHED
     inside = [c for c in calls if c["recording"]]
@@ -76,7 +77,7 @@ def _gradient_inside_tape(site: Site, obs: Observations) -> Verdict:
 
 
 def _tape_reused(site: Site, obs: Observations) -> Verdict:
-    calls = _at(obs.of(schema.GRADIENT), site)
+    calls = events_at(obs.of(schema.GRADIENT), site)
     if not calls:
         return NOT_REACHED
     for call in calls:
@@ -91,7 +92,7 @@ def _is_reuse_error(event: Event) -> bool:
 
 
 def _unwatched_source(site: Site, obs: Observations) -> Verdict:
-    calls = _at(obs.of(schema.GRADIENT), site)
+    calls = events_at(obs.of(schema.GRADIENT), site)
     if not calls:
         return NOT_REACHED
     tensor_results = [
@@ -108,7 +109,7 @@ def _unwatched_source(site: Site, obs: Observations) -> Verdict:
 
 
 def _some_none(site: Site, obs: Observations) -> Verdict:
-    calls = [c for c in _at(obs.of(schema.GRADIENT), site) if not c["error"]]
+    calls = [c for c in events_at(obs.of(schema.GRADIENT), site) if not c["error"]]
     if not calls:
         return NOT_REACHED
     missing = sum(sum(1 for n in c["none"] or [] if n) for c in calls)
@@ -118,7 +119,7 @@ def _some_none(site: Site, obs: Observations) -> Verdict:
 
 
 # ------------------------------------------------------------------------- tapes
-def _tapes_created_at(site: Site, obs: Observations, *, header: bool = False) -> list[Event]:
+def tapes_created_at(site: Site, obs: Observations, *, header: bool = False) -> list[Event]:
     match = site.starts_with if header else site.overlaps
     tapes = [t for t in obs.of(schema.TAPE) if match(t.where)]
     if header:
@@ -133,7 +134,7 @@ def _tapes_created_at(site: Site, obs: Observations, *, header: bool = False) ->
 
 
 def _unnecessary_persistent(site: Site, obs: Observations) -> Verdict:
-    tapes = [t for t in _tapes_created_at(site, obs) if t["persistent"]]
+    tapes = [t for t in tapes_created_at(site, obs) if t["persistent"]]
     if not tapes:
         return NOT_REACHED
     ends = [obs.tape_ends[(t.pid, t["tape"])] for t in tapes if (t.pid, t["tape"]) in obs.tape_ends]
@@ -146,7 +147,7 @@ def _unnecessary_persistent(site: Site, obs: Observations) -> Verdict:
 
 
 def _not_released(site: Site, obs: Observations) -> Verdict:
-    tapes = [t for t in _tapes_created_at(site, obs, header=True) if t["persistent"]]
+    tapes = [t for t in tapes_created_at(site, obs, header=True) if t["persistent"]]
     if not tapes:
         return NOT_REACHED
     eager = [t for t in tapes if not t["traced"]]
@@ -165,7 +166,7 @@ def _not_released(site: Site, obs: Observations) -> Verdict:
 
 
 def _tapes_without_watch(site: Site, obs: Observations) -> Verdict:
-    tapes = [t for t in _tapes_created_at(site, obs) if t["watch_accessed_variables"] is False]
+    tapes = [t for t in tapes_created_at(site, obs) if t["watch_accessed_variables"] is False]
     if not tapes:
         return NOT_REACHED
     calls = [c for t in tapes for c in obs.gradients_of(t.pid, t["tape"]) if not c["error"]]
@@ -178,7 +179,7 @@ def _tapes_without_watch(site: Site, obs: Observations) -> Verdict:
 
 
 def _watch_keras_variables(site: Site, obs: Observations) -> Verdict:
-    watches = _at(obs.of(schema.WATCH), site)
+    watches = events_at(obs.of(schema.WATCH), site)
     if not watches:
         return NOT_REACHED
     for watch in watches:
@@ -223,7 +224,7 @@ def _numpy_in_path(site: Site, obs: Observations) -> Verdict:
 
 def _op_in_path(site: Site, obs: Observations) -> Verdict:
     """A non-differentiable op while a tape recorded: did the gradients that follow lose a path?"""
-    calls = _at(obs.of(schema.OP), site)
+    calls = events_at(obs.of(schema.OP), site)
     if not calls:
         return _block_gradients(site, obs)
     return _path_cut_by(calls, obs, f"`{calls[0]['op']}` ran")
@@ -267,7 +268,7 @@ def _unrelated_work(site: Site, obs: Observations) -> Verdict:
 
 
 def _missing_training_flag(site: Site, obs: Observations) -> Verdict:
-    calls = _at(obs.of(schema.LAYER_CALL), site)
+    calls = events_at(obs.of(schema.LAYER_CALL), site)
     if not calls:
         return NOT_REACHED
     unset = [c for c in calls if not c["training"]]
@@ -281,7 +282,7 @@ def _missing_training_flag(site: Site, obs: Observations) -> Verdict:
 
 # ------------------------------------------------------------------------ updates
 def _unfiltered_apply(site: Site, obs: Observations) -> Verdict:
-    applies = _at(obs.of(schema.APPLY), site)
+    applies = events_at(obs.of(schema.APPLY), site)
     if not applies:
         return NOT_REACHED
     for apply in applies:
@@ -297,7 +298,7 @@ def _names(apply: Event) -> str:
 
 
 def _variable_mismatch(site: Site, obs: Observations) -> Verdict:
-    applies = _at(obs.of(schema.APPLY), site)
+    applies = events_at(obs.of(schema.APPLY), site)
     if not applies:
         return NOT_REACHED
     judged = 0
@@ -344,7 +345,9 @@ def _unsafe_transform(site: Site, obs: Observations) -> Verdict:
 
 
 # ---------------------------------------------------------------- compiled steps
-def _retracing(site: Site, obs: Observations) -> Verdict:
+def function_calls_at(site: Site, obs: Observations) -> tuple[set[tuple[int, int]], list[Event]]:
+    """The `tf.function`s created or defined at the site, and the eager calls of them (or
+    made at the site)."""
     functions = {
         (f.pid, f["function"])
         for f in obs.of(schema.FUNCTION)
@@ -355,6 +358,11 @@ def _retracing(site: Site, obs: Observations) -> Verdict:
         for c in obs.of(schema.CALL)
         if (c.pid, c["function"]) in functions or site.overlaps(c.where)
     ]
+    return functions, calls
+
+
+def _retracing(site: Site, obs: Observations) -> Verdict:
+    functions, calls = function_calls_at(site, obs)
     if not calls:
         return NOT_REACHED if not functions else Verdict.inconclusive("never called eagerly")
     traced: dict[tuple[int, int], int] = {}
@@ -395,7 +403,7 @@ def _state_in_step(site: Site, obs: Observations) -> Verdict:
             continue
         if any(site.overlaps(f) for f in exception.at) or built_before(exception, [site], obs):
             return Verdict.confirmed(error_summary(exception, 120))
-    built = _at(obs.of(schema.CONSTRUCT), site)
+    built = events_at(obs.of(schema.CONSTRUCT), site)
     if not built:
         return NOT_REACHED
     if len(built) > 1:

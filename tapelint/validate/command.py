@@ -98,6 +98,8 @@ def validate(request: Request) -> int:
     items = sorted([*judged, *found], key=lambda item: item.sort_key)
 
     click.echo(report.render(items, request.output_format), nl=False)
+    if request.output_format == "text":
+        click.echo(report.cost_table(items), nl=False)
     for warning in [*check.warnings, *_probe_warnings(observations)]:
         click.echo(f"warning: {warning}", err=True)
     failed = _failed_before_training(outcome, observations, cwd)

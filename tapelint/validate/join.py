@@ -11,7 +11,7 @@ gradient, by contrast, has several possible causes, so it only ever confirms a d
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tapelint.diagnostics import Diagnostic, Position
@@ -23,9 +23,10 @@ from tapelint.validate.checks import (
     errors_at,
     is_variable_error,
 )
+from tapelint.validate.costs import cost_of, runtime_apply_cost
 from tapelint.validate.observations import Event, Frame, Observations
 from tapelint.validate.probe import schema
-from tapelint.validate.verdict import Site, Status, Verdict
+from tapelint.validate.verdict import Cost, Site, Status, Verdict
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ def judge(
             verdict = rule_check(site, observations)
             if verdict.status is Status.NOT_REACHED:
                 verdict = _ran_and_raised(site, observations) or verdict
+            elif verdict.status is Status.CONFIRMED:
+                verdict = replace(verdict, cost=cost_of(diagnostic.code, site, observations))
         judged.append(Validated(diagnostic, verdict, "static"))
     return judged
 
@@ -77,6 +80,7 @@ class _Finding:
     message: str
     evidence: str
     cause: Event | None = None  # the event that showed it
+    cost: Cost | None = None
 
 
 def runtime_findings(
@@ -116,7 +120,8 @@ def runtime_findings(
             severity=rule.severity,
             message=finding.message,
         )
-        found[key] = Validated(diagnostic, Verdict.confirmed(finding.evidence), "runtime")
+        verdict = Verdict(Status.CONFIRMED, finding.evidence, finding.cost)
+        found[key] = Validated(diagnostic, verdict, "runtime")
     return list(found.values())
 
 
@@ -130,6 +135,8 @@ def _findings(observations: Observations) -> Iterable[_Finding]:
                 f"a None gradient reached `{apply['method']}` at runtime (no gradient for "
                 f"{names}); filter out None gradients and report the variables that got none",
                 "seen at runtime; no static diagnostic covers this call",
+                apply,
+                runtime_apply_cost(apply),
             )
     for call in observations.of(schema.GRADIENT):
         error = call["error"]

@@ -80,12 +80,13 @@ def _eager() -> Callable[[], bool]:
 
 def _tapes(recorder: Recorder) -> None:
     from tensorflow.python.eager import backprop
+    from tensorflow.python.framework import ops
     from tensorflow.python.framework import tensor as tensor_lib
     from tensorflow.python.util import nest
 
     from . import tapes
 
-    tapes.install(recorder, backprop, nest, tensor_lib.Tensor, _eager())
+    tapes.install(recorder, backprop, nest, tensor_lib.Tensor, ops._EagerTensorBase, _eager())
 
 
 def _conversions(recorder: Recorder) -> None:
@@ -98,11 +99,15 @@ def _conversions(recorder: Recorder) -> None:
 
 
 def _functions(recorder: Recorder) -> None:
-    from tensorflow.python.eager.polymorphic_function import polymorphic_function
+    from tensorflow.python.eager.polymorphic_function import (
+        polymorphic_function,
+        tracing_compilation,
+    )
 
     from . import functions
 
     functions.install(recorder, polymorphic_function.Function, _eager(), _raises)
+    functions.install_tracing_timer(tracing_compilation)
 
 
 def _variables(recorder: Recorder) -> None:
@@ -140,11 +145,12 @@ def _optimizers(recorder: Recorder) -> None:
 
 
 def _layers(recorder: Recorder) -> None:
+    from keras.src import layers as keras_layers
     from keras.src.layers.layer import Layer
 
     from . import layers
 
-    layers.install(recorder, Layer)
+    layers.install(recorder, Layer, keras_layers)
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import time
 from types import FrameType
 from typing import Any
 
@@ -27,12 +28,13 @@ _calling: list[_FunctionInfo] = []
 
 
 class _FunctionInfo:
-    __slots__ = ("optimizers", "serial", "user")
+    __slots__ = ("optimizers", "serial", "tracing", "user")
 
     def __init__(self, serial: int, user: bool) -> None:
         self.serial = serial
         self.user = user
         self.optimizers: set[int] = set()
+        self.tracing = 0.0  # seconds spent tracing it so far
 
 
 def note_traced_update(optimizer: int) -> None:
@@ -96,6 +98,7 @@ def install(recorder: Recorder, function_class: type, eager: Any, raises: Raises
         if info.optimizers:
             recorder.before_updates(info.optimizers)
         before = self.experimental_get_tracing_count()
+        tracing_before = info.tracing
         _calling.append(info)
         try:
             result = original_call(self, *args, **kwargs)
@@ -107,6 +110,7 @@ def install(recorder: Recorder, function_class: type, eager: Any, raises: Raises
                 function=info.serial,
                 traces_before=before,
                 traces_after=self.experimental_get_tracing_count(),
+                tracing_seconds=round(info.tracing - tracing_before, 6),
                 arguments=_python_values(args, kwargs),
                 at=user_frames(caller(1), limit=1),
             )
@@ -116,6 +120,23 @@ def install(recorder: Recorder, function_class: type, eager: Any, raises: Raises
 
     function_class.__init__ = __init__
     function_class.__call__ = __call__
+
+
+def install_tracing_timer(tracing_compilation: Any) -> None:
+    """Time each trace (the making of a concrete function, nested traces included) and
+    charge it to the innermost `tf.function` being called."""
+    original = tracing_compilation._create_concrete_function
+
+    @functools.wraps(original)
+    def _create_concrete_function(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            if _calling:
+                _calling[-1].tracing += time.perf_counter() - start
+
+    tracing_compilation._create_concrete_function = _create_concrete_function
 
 
 def install_source_maps(loader_module: Any) -> None:
