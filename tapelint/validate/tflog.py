@@ -19,6 +19,8 @@ LEVEL = "TF_CPP_MIN_LOG_LEVEL"
 _BANNER = b"WARNING: All log messages before absl::InitializeLog() is called are written to STDERR"
 # absl's INFO prefix: severity, MMDD, time, thread id, file:line]
 _INFO = re.compile(rb"I\d{4} \d\d:\d\d:\d+\.\d+ +\d+ [\w.+/-]+:\d+\] ")
+# Every start of such a prefix, cut anywhere.
+_INFO_START = re.compile(rb"I\d{0,4}(?: [\d:.]*(?: +\d*(?: [\w.+/-]*(?::\d*\]?)?)?)?)?")
 _LONGEST_PREFIX = 4096  # a line is written whole in one write up to this size
 
 
@@ -39,9 +41,9 @@ def _may_be_noise(partial: bytes) -> bool:
     """A line cut short (no newline yet) that could still turn out to be noise."""
     if len(partial) > _LONGEST_PREFIX:
         return False
-    if _BANNER.startswith(partial) or _INFO.match(partial):
-        return True
-    return partial[:1] == b"I" and partial[1:5].isdigit() and len(partial) < 64
+    return bool(
+        _BANNER.startswith(partial) or _INFO.match(partial) or _INFO_START.fullmatch(partial)
+    )
 
 
 class LineFilter:
