@@ -149,7 +149,8 @@ def install(recorder: Recorder) -> Raises | None:
     return raises
 
 
-def _monitor(raises: Raises) -> None:
+def _monitor(raises: Raises) -> int:
+    """Start the RAISE callback; the tool id it uses."""
     monitoring = sys.monitoring  # type: ignore[attr-defined]
     # Ids not reserved for debuggers, coverage, profilers or optimizers first.
     free = [tool for tool in (4, 3, 2, 1, 0, 5) if monitoring.get_tool(tool) is None]
@@ -159,3 +160,4 @@ def _monitor(raises: Raises) -> None:
     monitoring.use_tool_id(tool, "tapelint validate")
     monitoring.register_callback(tool, monitoring.events.RAISE, raises.on_raise)
     monitoring.set_events(tool, monitoring.events.RAISE)
+    return tool
