@@ -12,7 +12,9 @@ for how many optimizer steps each tape outlived its last gradient call is known 
 
 The listing never runs inside a weak-reference callback (the garbage collector may be in
 the middle of a collection there): released tapes wait in `pending` for the probe's next
-tape event, the program's end, or the validator stopping it.
+tape event (a tape created, entered or left, a gradient call), the program's end, or the
+validator stopping it. Until then that one tape's tensors stay in memory: the price of
+measuring them, paid once per site.
 """
 
 from __future__ import annotations

@@ -152,6 +152,8 @@ def install(
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         original_init(self, *args, **kwargs)
         try:
+            if held.pending:
+                held.measure_pending()
             info = _TapeInfo(recorder.serial(), bool(self._persistent), not eager())
             self._tapelint = info
             at = user_frames(caller(1), limit=1)
@@ -209,6 +211,8 @@ def install(
             if info is None or getattr(_local, "differentiating", False):
                 # jacobian calls gradient itself: one user call is one event
                 return original(self, target, sources, *args, **kwargs)
+            if held.pending:
+                held.measure_pending()
             recording = bool(self._recording)
             info.calls += 1
             fields: dict[str, Any] = {
