@@ -285,16 +285,13 @@ def _unfiltered_apply(site: Site, obs: Observations) -> Verdict:
     applies = events_at(obs.of(schema.APPLY), site)
     if not applies:
         return NOT_REACHED
-    for apply in applies:
-        if apply["none_variables"]:
-            return Verdict.confirmed(f"a None gradient reached it for {_names(apply)}")
+    reached = [apply for apply in applies if apply["none_variables"]]
+    if reached:
+        # Which variables: the cost says (costs.py), once.
+        return Verdict.confirmed(
+            f"a None gradient reached it in {len(reached)} of {len(applies)} updates"
+        )
     return Verdict.refuted(f"every gradient it received was a tensor ({_times(len(applies))})")
-
-
-def _names(apply: Event) -> str:
-    names = apply["none_variables"]
-    shown = ", ".join(names[:3])
-    return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
 def _variable_mismatch(site: Site, obs: Observations) -> Verdict:
