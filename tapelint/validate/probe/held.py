@@ -107,9 +107,9 @@ def _buffer(tensor: Any) -> tuple[object, int]:
         if dtype.name in ("resource", "variant", "string"):
             return None, 0
         size = int(tensor.shape.num_elements()) * dtype.size
-        if "GPU" in tensor.device:
+        if "CPU" not in tensor.device:  # reading it would copy it to the host
             return ("tensor", id(tensor)), size
-        array = tensor._numpy()  # a view of the tensor's own buffer on the host
+        array = tensor._numpy()  # a view of the tensor's own buffer
         return array.__array_interface__["data"][0], size
     except Exception:
         return None, 0

@@ -38,7 +38,9 @@ def install(raises: Raises) -> None:
         return with_handlers(code, raises) if code is not None else code
 
     loader.get_code = get_code
-    sys.addaudithook(_MainScript(raises))
+    script = sys.argv[0] if sys.argv else ""
+    if script and raises.lines_of(script):  # the main script has watched lines
+        sys.addaudithook(_MainScript(raises))
 
 
 def with_handlers(code: CodeType, raises: Raises) -> CodeType:
