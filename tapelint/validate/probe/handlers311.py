@@ -67,14 +67,15 @@ def _with_stubs(code: CodeType, flagged: list[bool], hook: object) -> CodeType:
             stub, guard = _stub(start, hook_index, entry)
             body += stub
             extra.append(guard)
-            stack = max(stack, guard.depth + 4)  # + the hook's error or NULL, hook, argument
+            stack = max(stack, guard.depth + 3)  # + NULL, the hook, its argument
+    stood_in_for = {start: entry for entry, start in stubs.items()}
     keys = [stubs[original[u]] if flagged[u] else original[u] for u in range(units)]
     table = []
     for start, end, key in _runs(keys):
         if isinstance(key, _Entry):
             table.append(_Entry(start, end, key.target, key.depth, key.lasti))
         elif key is not None:  # a stub, entered like the handler it stands in front of
-            entry = next(e for e, s in stubs.items() if s == key)
+            entry = stood_in_for[key]
             depth, lasti = (entry.depth, entry.lasti) if entry else (0, True)
             table.append(_Entry(start, end, key, depth, lasti))
     return code.replace(
