@@ -4,10 +4,13 @@
 
 One process times a small Keras model's eager step (tape, loss, gradient, apply_gradients, a
 float() of the loss) in alternating blocks without and with the probe's patches (the same
-patches `tapelint validate` installs, writing events to a file). Switching the patches on and
-off between blocks, instead of timing two processes, makes a busy machine slow both sides
-alike. Printed: the median and the fastest block of each side, and the ratio of the medians
-(the aim is at most 1.10). A benchmark, not a test: the numbers depend on the machine.
+patches `tapelint validate` installs, writing events to a file), with every line of the step
+watched for exceptions as if each had a diagnostic (on Python 3.11 the step's code gets the
+probe's exception handlers, on 3.12+ sys.monitoring's RAISE callback is on). Switching the
+patches on and off between blocks, instead of timing two processes, makes a busy machine
+slow both sides alike. Printed: the median and the fastest block of each side, and the
+ratio of the medians (the aim is at most 1.10). A benchmark, not a test: the numbers depend
+on the machine.
 """
 
 from __future__ import annotations
@@ -30,12 +33,13 @@ from keras.src.layers.layer import Layer
 from keras.src.optimizers.base_optimizer import BaseOptimizer
 from tensorflow.python.autograph.pyct import loader
 from tensorflow.python.eager import backprop
-from tensorflow.python.eager.polymorphic_function import polymorphic_function
+from tensorflow.python.eager.polymorphic_function import polymorphic_function, tracing_compilation
 from tensorflow.python.framework import ops
 from tensorflow.python.framework import tensor as tensor_lib
 from tensorflow.python.ops import variables
 
 from tapelint.validate.probe import bootstrap
+from tapelint.validate.probe import raises as raises_module
 from tapelint.validate.probe.recorder import Recorder
 
 # Everything the probe patches: switching these attributes switches the probe.
@@ -44,6 +48,7 @@ PATCHED = (
     ops._EagerTensorBase,
     tensor_lib.Tensor,
     polymorphic_function.Function,
+    tracing_compilation,
     variables.VariableMetaclass,
     BaseOptimizer,
     Layer,
@@ -89,6 +94,23 @@ def make_step():
     return step
 
 
+def watch_every_line(step, recorder: Recorder):
+    """Watch the step's lines for exceptions as `tapelint validate` would if each had a
+    diagnostic; returns the switch that turns the watch on and off."""
+    code = step.__code__
+    lines = frozenset(line for _, _, line in code.co_lines() if line is not None)
+    raises = raises_module.Raises(recorder, {os.path.realpath(code.co_filename): lines})
+    bootstrap._raises = raises  # the tf.function patch reports exceptions to it
+    if sys.version_info >= (3, 12):
+        tool, on = raises_module._monitor(raises), sys.monitoring.events.RAISE
+        return lambda watching: sys.monitoring.set_events(tool, on if watching else 0)
+    from tapelint.validate.probe import main311
+
+    watched = main311.with_handlers(code, raises)
+    assert watched is not code
+    return lambda watching: setattr(step, "__code__", watched if watching else code)
+
+
 def block(step, steps: int) -> float:
     start = time.perf_counter()
     for _ in range(steps):
@@ -107,21 +129,26 @@ def main() -> None:
         events = Path(scratch) / "events.jsonl"
         plain_state = attributes()
         recorder = Recorder(str(events), max_steps=10**9)
+        watch = watch_every_line(step, recorder)
         bootstrap._patch_tensorflow(recorder)
         bootstrap._patch_keras(recorder)
         probe_state = attributes()
         for _ in range(20):  # warm up both ways
             step()
         restore(plain_state)
+        watch(False)
         for _ in range(20):
             step()
         plain, instrumented = [], []
         for _ in range(args.pairs):
             restore(plain_state)
+            watch(False)
             plain.append(block(step, args.steps))
             restore(probe_state)
+            watch(True)
             instrumented.append(block(step, args.steps))
         restore(plain_state)
+        watch(False)
         per_step = len(events.read_text().splitlines()) / (20 + args.pairs * args.steps)
 
     plain_ms, probe_ms = statistics.median(plain) * 1e3, statistics.median(instrumented) * 1e3

@@ -423,7 +423,8 @@ def _program_after_dash_dash(args: list[str]) -> bool:
     "--paths",
     multiple=True,
     type=click.Path(),
-    help="More files or directories to check statically (repeatable).",
+    help="More files or directories to check, and to watch for exceptions while the program "
+    "runs (repeatable).",
 )
 @click.option(
     "--max-steps",

@@ -18,7 +18,8 @@ from tapelint.validate.verdict import NOT_REACHED, Site, Verdict
 Judge = Callable[[Site, Observations], Verdict]
 
 
-def _at(events: Iterable[Event], site: Site) -> list[Event]:
+def events_at(events: Iterable[Event], site: Site) -> list[Event]:
+    """The events whose user frame was executing the site's lines."""
     return [e for e in events if site.overlaps(e.where)]
 
 
@@ -39,13 +40,18 @@ def error_summary(exception: Event, limit: int) -> str:
     return f"{exception['type']}: {message}"
 
 
+def errors_at(site: Site, obs: Observations) -> list[Event]:
+    """The exceptions raised at the site's lines (or passing through them), caught or not."""
+    return [e for e in obs.errors if any(site.overlaps(f) for f in e.at)]
+
+
 def _all_none(event: Event) -> bool:
     return bool(event["none"]) and all(event["none"])
 
 
 # --------------------------------------------------------------------- gradient calls
 def _loss_outside_tape(site: Site, obs: Observations) -> Verdict:
-    calls = _at(obs.of(schema.GRADIENT), site)
+    calls = events_at(obs.of(schema.GRADIENT), site)
     if not calls:
         return NOT_REACHED
     empty = [c for c in calls if _all_none(c)]
@@ -59,7 +65,7 @@ def _loss_outside_tape(site: Site, obs: Observations) -> Verdict:
 
 
 def _gradient_inside_tape(site: Site, obs: Observations) -> Verdict:
-    calls = _at(obs.of(schema.GRADIENT), site)
+    calls = events_at(obs.of(schema.GRADIENT), site)
     if not calls:
         return NOT_REACHED
     inside = [c for c in calls if c["recording"]]
@@ -71,7 +77,7 @@ def _gradient_inside_tape(site: Site, obs: Observations) -> Verdict:
 
 
 def _tape_reused(site: Site, obs: Observations) -> Verdict:
-    calls = _at(obs.of(schema.GRADIENT), site)
+    calls = events_at(obs.of(schema.GRADIENT), site)
     if not calls:
         return NOT_REACHED
     for call in calls:
@@ -86,7 +92,7 @@ def _is_reuse_error(event: Event) -> bool:
 
 
 def _unwatched_source(site: Site, obs: Observations) -> Verdict:
-    calls = _at(obs.of(schema.GRADIENT), site)
+    calls = events_at(obs.of(schema.GRADIENT), site)
     if not calls:
         return NOT_REACHED
     tensor_results = [
@@ -103,7 +109,7 @@ def _unwatched_source(site: Site, obs: Observations) -> Verdict:
 
 
 def _some_none(site: Site, obs: Observations) -> Verdict:
-    calls = [c for c in _at(obs.of(schema.GRADIENT), site) if not c["error"]]
+    calls = [c for c in events_at(obs.of(schema.GRADIENT), site) if not c["error"]]
     if not calls:
         return NOT_REACHED
     missing = sum(sum(1 for n in c["none"] or [] if n) for c in calls)
@@ -113,7 +119,7 @@ def _some_none(site: Site, obs: Observations) -> Verdict:
 
 
 # ------------------------------------------------------------------------- tapes
-def _tapes_created_at(site: Site, obs: Observations, *, header: bool = False) -> list[Event]:
+def tapes_created_at(site: Site, obs: Observations, *, header: bool = False) -> list[Event]:
     match = site.starts_with if header else site.overlaps
     tapes = [t for t in obs.of(schema.TAPE) if match(t.where)]
     if header:
@@ -128,7 +134,7 @@ def _tapes_created_at(site: Site, obs: Observations, *, header: bool = False) ->
 
 
 def _unnecessary_persistent(site: Site, obs: Observations) -> Verdict:
-    tapes = [t for t in _tapes_created_at(site, obs) if t["persistent"]]
+    tapes = [t for t in tapes_created_at(site, obs) if t["persistent"]]
     if not tapes:
         return NOT_REACHED
     ends = [obs.tape_ends[(t.pid, t["tape"])] for t in tapes if (t.pid, t["tape"]) in obs.tape_ends]
@@ -141,7 +147,7 @@ def _unnecessary_persistent(site: Site, obs: Observations) -> Verdict:
 
 
 def _not_released(site: Site, obs: Observations) -> Verdict:
-    tapes = [t for t in _tapes_created_at(site, obs, header=True) if t["persistent"]]
+    tapes = [t for t in tapes_created_at(site, obs, header=True) if t["persistent"]]
     if not tapes:
         return NOT_REACHED
     eager = [t for t in tapes if not t["traced"]]
@@ -160,7 +166,7 @@ def _not_released(site: Site, obs: Observations) -> Verdict:
 
 
 def _tapes_without_watch(site: Site, obs: Observations) -> Verdict:
-    tapes = [t for t in _tapes_created_at(site, obs) if t["watch_accessed_variables"] is False]
+    tapes = [t for t in tapes_created_at(site, obs) if t["watch_accessed_variables"] is False]
     if not tapes:
         return NOT_REACHED
     calls = [c for t in tapes for c in obs.gradients_of(t.pid, t["tape"]) if not c["error"]]
@@ -173,7 +179,7 @@ def _tapes_without_watch(site: Site, obs: Observations) -> Verdict:
 
 
 def _watch_keras_variables(site: Site, obs: Observations) -> Verdict:
-    watches = _at(obs.of(schema.WATCH), site)
+    watches = events_at(obs.of(schema.WATCH), site)
     if not watches:
         return NOT_REACHED
     for watch in watches:
@@ -218,7 +224,7 @@ def _numpy_in_path(site: Site, obs: Observations) -> Verdict:
 
 def _op_in_path(site: Site, obs: Observations) -> Verdict:
     """A non-differentiable op while a tape recorded: did the gradients that follow lose a path?"""
-    calls = _at(obs.of(schema.OP), site)
+    calls = events_at(obs.of(schema.OP), site)
     if not calls:
         return _block_gradients(site, obs)
     return _path_cut_by(calls, obs, f"`{calls[0]['op']}` ran")
@@ -262,7 +268,7 @@ def _unrelated_work(site: Site, obs: Observations) -> Verdict:
 
 
 def _missing_training_flag(site: Site, obs: Observations) -> Verdict:
-    calls = _at(obs.of(schema.LAYER_CALL), site)
+    calls = events_at(obs.of(schema.LAYER_CALL), site)
     if not calls:
         return NOT_REACHED
     unset = [c for c in calls if not c["training"]]
@@ -276,23 +282,20 @@ def _missing_training_flag(site: Site, obs: Observations) -> Verdict:
 
 # ------------------------------------------------------------------------ updates
 def _unfiltered_apply(site: Site, obs: Observations) -> Verdict:
-    applies = _at(obs.of(schema.APPLY), site)
+    applies = events_at(obs.of(schema.APPLY), site)
     if not applies:
         return NOT_REACHED
-    for apply in applies:
-        if apply["none_variables"]:
-            return Verdict.confirmed(f"a None gradient reached it for {_names(apply)}")
+    reached = [apply for apply in applies if apply["none_variables"]]
+    if reached:
+        # Which variables: the cost says (costs.py), once.
+        return Verdict.confirmed(
+            f"a None gradient reached it in {len(reached)} of {len(applies)} updates"
+        )
     return Verdict.refuted(f"every gradient it received was a tensor ({_times(len(applies))})")
 
 
-def _names(apply: Event) -> str:
-    names = apply["none_variables"]
-    shown = ", ".join(names[:3])
-    return shown + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-
-
 def _variable_mismatch(site: Site, obs: Observations) -> Verdict:
-    applies = _at(obs.of(schema.APPLY), site)
+    applies = events_at(obs.of(schema.APPLY), site)
     if not applies:
         return NOT_REACHED
     judged = 0
@@ -322,9 +325,12 @@ def _variable_mismatch(site: Site, obs: Observations) -> Verdict:
 
 
 def _unsafe_transform(site: Site, obs: Observations) -> Verdict:
-    for exception in obs.of(schema.EXCEPTION):
-        if any(site.overlaps(f) for f in exception.at):
-            return Verdict.confirmed(error_summary(exception, 120))
+    errors = errors_at(site, obs)
+    for error in errors:
+        if "None" in (error["message"] or ""):
+            return Verdict.confirmed(error_summary(error, 120))
+    if errors:
+        return Verdict.inconclusive(f"it raised {error_summary(errors[0], 120)}")
     later = [
         a
         for a in obs.of(schema.APPLY)
@@ -336,7 +342,9 @@ def _unsafe_transform(site: Site, obs: Observations) -> Verdict:
 
 
 # ---------------------------------------------------------------- compiled steps
-def _retracing(site: Site, obs: Observations) -> Verdict:
+def function_calls_at(site: Site, obs: Observations) -> tuple[set[tuple[int, int]], list[Event]]:
+    """The `tf.function`s created or defined at the site, and the eager calls of them (or
+    made at the site)."""
     functions = {
         (f.pid, f["function"])
         for f in obs.of(schema.FUNCTION)
@@ -347,6 +355,11 @@ def _retracing(site: Site, obs: Observations) -> Verdict:
         for c in obs.of(schema.CALL)
         if (c.pid, c["function"]) in functions or site.overlaps(c.where)
     ]
+    return functions, calls
+
+
+def _retracing(site: Site, obs: Observations) -> Verdict:
+    functions, calls = function_calls_at(site, obs)
     if not calls:
         return NOT_REACHED if not functions else Verdict.inconclusive("never called eagerly")
     traced: dict[tuple[int, int], int] = {}
@@ -382,12 +395,12 @@ def _before_the_end(obs: Observations) -> str:
 
 
 def _state_in_step(site: Site, obs: Observations) -> Verdict:
-    for exception in obs.of(schema.EXCEPTION):
-        if any(site.overlaps(f) for f in exception.at) or (
-            is_variable_error(exception) and built_before(exception, [site], obs)
-        ):
+    for exception in obs.errors:
+        if not is_variable_error(exception):
+            continue
+        if any(site.overlaps(f) for f in exception.at) or built_before(exception, [site], obs):
             return Verdict.confirmed(error_summary(exception, 120))
-    built = _at(obs.of(schema.CONSTRUCT), site)
+    built = events_at(obs.of(schema.CONSTRUCT), site)
     if not built:
         return NOT_REACHED
     if len(built) > 1:

@@ -10,6 +10,7 @@ a program that could not be started or started no instrumented Python.
 from __future__ import annotations
 
 import importlib.util
+import shlex
 import signal
 import sys
 import tempfile
@@ -20,14 +21,15 @@ from pathlib import Path
 import click
 
 from tapelint.config import Settings
-from tapelint.runner import Options, display_path, run
-from tapelint.validate import report
+from tapelint.runner import Options, Report, display_path, run
+from tapelint.validate import report, tflog
 from tapelint.validate.join import Validated, judge, runtime_findings
 from tapelint.validate.launch import Outcome, probe_environment, run_program
 from tapelint.validate.observations import Observations, read_events
 from tapelint.validate.probe import schema
 from tapelint.validate.verdict import Status
 from tapelint.validate.wanted import RuntimeFindingFilter
+from tapelint.validate.watched import local_modules, write_sites
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_PROGRAM_FAILED = 0, 1, 2, 3
 
@@ -57,19 +59,37 @@ class Request:
 def validate(request: Request) -> int:
     command, static_paths = _command(request)
     cwd = Path.cwd()
+    # Checked before the run, so that the probe can watch their lines for exceptions.
+    before = [*static_paths, *local_modules(static_paths)]
+    check = run(before, request.settings, Options()) if before else Report()
     with tempfile.TemporaryDirectory(prefix="tapelint-validate-") as scratch:
         events = Path(scratch) / "events.jsonl"
-        env = probe_environment(events, request.max_steps)
+        sites = Path(scratch) / "sites.json"
+        write_sites(check.diagnostics, cwd, sites)
+        env = probe_environment(events, request.max_steps, sites)
+        drop_tf_noise = tflog.quiet_environment(env)
+        _say(f"running {shlex.join(command)}" + ("" if request.quiet else "; its output follows"))
         try:
-            outcome = run_program(command, env, request.timeout, quiet=request.quiet)
+            outcome = run_program(
+                command,
+                env,
+                request.timeout,
+                quiet=request.quiet,
+                stdout_to_stderr=request.output_format == "json",
+                drop_tf_noise=drop_tf_noise,
+            )
         except OSError as error:
             raise ValidateError(f"cannot run {command[0]!r}: {error.strerror or error}") from None
         observations = read_events(events, cwd)
     _require_instrumented(observations, command)
+    if not request.quiet:
+        _say("the program's output ends here")
 
-    involved = [*static_paths, *_user_files(observations, cwd)]
-    check = run(involved, request.settings, Options()) if involved else None
-    diagnostics = check.diagnostics if check else []
+    checked = {str((cwd / path).resolve()) for path in before}
+    after = [p for p in _user_files(observations, cwd) if str((cwd / p).resolve()) not in checked]
+    if after:
+        check.add(run(after, request.settings, Options()))
+    diagnostics = sorted(check.diagnostics, key=lambda d: d.sort_key)
     judged = judge(diagnostics, observations, cwd)
     wanted = RuntimeFindingFilter(request.settings)
     found = runtime_findings(
@@ -78,21 +98,30 @@ def validate(request: Request) -> int:
     items = sorted([*judged, *found], key=lambda item: item.sort_key)
 
     click.echo(report.render(items, request.output_format), nl=False)
-    for warning in [*(check.warnings if check else []), *_probe_warnings(observations)]:
+    if request.output_format == "text":
+        click.echo(report.cost_table(items), nl=False)
+    for warning in [*check.warnings, *_probe_warnings(observations)]:
         click.echo(f"warning: {warning}", err=True)
     failed = _failed_before_training(outcome, observations, cwd)
-    click.echo(report.summary(items, _how_it_ended(outcome, observations, request)), err=True)
+    summary = report.summary(items, _how_it_ended(outcome, observations, request))
+    click.echo(click.style(summary, bold=True), err=True)
     if failed:
         click.echo(f"error: the program failed before its first training step: {failed}", err=True)
         if request.quiet and outcome.output_tail:
             click.echo(outcome.output_tail, err=True)
-    if check and check.errors:
+    if check.errors:
         for error in check.errors:
             click.echo(f"error: {error}", err=True)
         return EXIT_ERROR
     if any(_counts_as_found(item) for item in items):
         return EXIT_FOUND
     return EXIT_PROGRAM_FAILED if failed else EXIT_CLEAN
+
+
+def _say(message: str) -> None:
+    """One of the validator's own lines, set apart from the program's output (bold on a
+    terminal)."""
+    click.echo(click.style(f"tapelint validate: {message}", bold=True), err=True)
 
 
 def _counts_as_found(item: Validated) -> bool:
@@ -105,8 +134,9 @@ def _command(request: Request) -> tuple[list[str], list[str]]:
             "give a script to run (`tapelint validate train.py`) or a command after `--`"
         )
     paths = list(request.paths)
-    if request.is_command:
-        return list(request.program), paths
+    if request.is_command:  # the scripts it names are most likely what it runs
+        scripts = [a for a in request.program[1:] if a.endswith(".py") and Path(a).is_file()]
+        return list(request.program), [*scripts, *paths]
     script, *arguments = request.program
     if not Path(script).is_file():
         raise ValidateError(

@@ -11,15 +11,22 @@ gradient, by contrast, has several possible causes, so it only ever confirms a d
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tapelint.diagnostics import Diagnostic, Position
 from tapelint.registry import rule_by_code_or_name
-from tapelint.validate.checks import CHECKS, built_before, error_summary, is_variable_error
+from tapelint.validate.checks import (
+    CHECKS,
+    built_before,
+    error_summary,
+    errors_at,
+    is_variable_error,
+)
+from tapelint.validate.costs import cost_of, runtime_apply_cost
 from tapelint.validate.observations import Event, Frame, Observations
 from tapelint.validate.probe import schema
-from tapelint.validate.verdict import Site, Status, Verdict
+from tapelint.validate.verdict import Cost, Site, Status, Verdict
 
 
 @dataclass(frozen=True)
@@ -47,9 +54,23 @@ def judge(
         if rule_check is None:
             verdict = Verdict.inconclusive("this rule has no runtime check")
         else:
-            verdict = rule_check(site_of(diagnostic, cwd), observations)
+            site = site_of(diagnostic, cwd)
+            verdict = rule_check(site, observations)
+            if verdict.status is Status.NOT_REACHED:
+                verdict = _ran_and_raised(site, observations) or verdict
+            elif verdict.status is Status.CONFIRMED:
+                verdict = replace(verdict, cost=cost_of(diagnostic.code, site, observations))
         judged.append(Validated(diagnostic, verdict, "static"))
     return judged
+
+
+def _ran_and_raised(site: Site, observations: Observations) -> Verdict | None:
+    """`not-reached` means the code never ran: code that raised did run, even if the
+    program caught the exception and the rule's own fact was never shown."""
+    errors = errors_at(site, observations)
+    if not errors:
+        return None
+    return Verdict.inconclusive(f"it ran and raised {error_summary(errors[0], 120)}")
 
 
 @dataclass(frozen=True)
@@ -59,6 +80,7 @@ class _Finding:
     message: str
     evidence: str
     cause: Event | None = None  # the event that showed it
+    cost: Cost | None = None
 
 
 def runtime_findings(
@@ -98,7 +120,8 @@ def runtime_findings(
             severity=rule.severity,
             message=finding.message,
         )
-        found[key] = Validated(diagnostic, Verdict.confirmed(finding.evidence), "runtime")
+        verdict = Verdict(Status.CONFIRMED, finding.evidence, finding.cost)
+        found[key] = Validated(diagnostic, verdict, "runtime")
     return list(found.values())
 
 
@@ -112,6 +135,8 @@ def _findings(observations: Observations) -> Iterable[_Finding]:
                 f"a None gradient reached `{apply['method']}` at runtime (no gradient for "
                 f"{names}); filter out None gradients and report the variables that got none",
                 "seen at runtime; no static diagnostic covers this call",
+                apply,
+                runtime_apply_cost(apply),
             )
     for call in observations.of(schema.GRADIENT):
         error = call["error"]
@@ -133,7 +158,9 @@ def _findings(observations: Observations) -> Iterable[_Finding]:
                 "it reads, or watch `[v.value for v in variables]`",
                 f"{error[0]}: {error[1][:160]}",
             )
-    for exception in observations.of(schema.EXCEPTION):
+    for exception in observations.errors:
+        if exception["via"] == "line":  # one frame only: where it passed, not where it began
+            continue
         if is_variable_error(exception) and exception.at:
             yield _Finding(
                 "TAP502",

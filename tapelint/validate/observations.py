@@ -55,6 +55,12 @@ class Observations:
         return (e for e in self.of(schema.GRADIENT) if e.pid == pid and e["tape"] == tape)
 
     @property
+    def errors(self) -> list[Event]:
+        """Exceptions seen where user code raised them: uncaught ones, and those raised at a
+        watched line or let out of a `tf.function` call whether caught or not."""
+        return sorted(self.of(schema.EXCEPTION) + self.of(schema.RAISE), key=lambda e: e.index)
+
+    @property
     def started(self) -> list[Event]:
         return self.of(schema.START)
 

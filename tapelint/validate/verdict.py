@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import IntEnum, StrEnum
 
 from tapelint.validate.observations import Frame
 
@@ -18,9 +18,37 @@ class Status(StrEnum):
 
 
 @dataclass(frozen=True)
+class Figure:
+    """One measured figure of a cost, with its unit."""
+
+    name: str
+    value: int | float | list[str]
+    unit: str
+
+
+class CostKind(IntEnum):
+    """What a cost is made of; the summary table lists them in this order."""
+
+    TRAINING = 0  # what was trained wrongly or not at all, or state thrown away
+    TIME = 1
+    MEMORY = 2
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What a confirmed problem cost on this run, as measured (never estimated)."""
+
+    text: str  # shown after the verdict: "held 4.2 MB for 1 step after its last use"
+    figures: tuple[Figure, ...]
+    kind: CostKind
+    size: float  # how large within its kind, to sort by
+
+
+@dataclass(frozen=True)
 class Verdict:
     status: Status
     evidence: str
+    cost: Cost | None = None
 
     @staticmethod
     def confirmed(evidence: str) -> Verdict:

@@ -5,7 +5,9 @@ several separated by commas (STATUS is a verdict, `runtime` for a finding only t
 or `found` for either a confirmed static diagnostic or a runtime finding: rules that other
 branches make static),
 `# exit: N`, and optionally `# args: ...` (for the script), `# options: ...` (for `tapelint
-validate`, e.g. `--preview`) and `# timeout: SECONDS`.
+validate`, e.g. `--preview`), `# timeout: SECONDS` and `# output: shown` (run without
+`--quiet`: what the program prints reaches the run's stderr, as `--output-format json`
+sends it there).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = ROOT / "fixtures" / "runtime"
 _VERDICTS = re.compile(r"#\s*verdict:\s*(.*)$")  # `TAP402 confirmed, TAP401 refuted`
 _VERDICT = re.compile(r"(TAP\d{3})\s+([a-z-]+)")
-_HEADER = re.compile(r"^#\s*(exit|args|options|timeout):\s*(.+)$")
+_HEADER = re.compile(r"^#\s*(exit|args|options|timeout|output):\s*(.+)$")
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,7 @@ class Expectation:
     args: tuple[str, ...]
     options: tuple[str, ...]
     timeout: str | None
+    output_shown: bool
 
 
 @dataclass(frozen=True)
@@ -52,6 +55,7 @@ def expectation(path: Path) -> Expectation:
         tuple(shlex.split(headers.get("args", ""))),
         tuple(shlex.split(headers.get("options", ""))),
         headers.get("timeout"),
+        headers.get("output") == "shown",
     )
 
 
@@ -71,7 +75,9 @@ def expected_verdicts(paths: list[Path]) -> set[tuple[str, int, str, str]]:
 def validate(name: str) -> Run:
     script = RUNTIME / name
     expect = expectation(script)
-    options = ["--quiet", "--output-format", "json", *expect.options]
+    options = ["--output-format", "json", *expect.options]
+    if not expect.output_shown:
+        options.insert(0, "--quiet")
     if expect.timeout:
         options += ["--timeout", expect.timeout]
     result = subprocess.run(

@@ -31,7 +31,7 @@ def test_a_command_after_dash_dash_runs_as_is() -> None:
     assert result.returncode == 1, result.stderr[-2000:]
     [item] = json.loads(result.stdout)
     assert (item["code"], item["runtime"], item["origin"]) == ("TAP401", "confirmed", "static")
-    assert "auxiliary/kernel" in item["evidence"]
+    assert "auxiliary/kernel" in item["cost"]["text"]
 
 
 def test_an_interpreter_without_tensorflow_gets_install_instructions(tmp_path: Path) -> None:

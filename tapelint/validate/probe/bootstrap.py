@@ -16,9 +16,14 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from . import raises as raises_module
 from . import schema
 from .frames import traceback_frames
+from .raises import Raises
 from .recorder import Recorder
+
+# Exceptions at the watched lines (None: no lines to watch, or watching failed to start).
+_raises: Raises | None = None
 
 
 def start() -> None:
@@ -33,11 +38,20 @@ def start() -> None:
         tensorflow=importlib.util.find_spec("tensorflow") is not None,
     )
     _record_uncaught_exceptions(recorder)
+    _watch_raises(recorder)
     hooks = {
         "tensorflow": lambda module: _patch_tensorflow(recorder),
         "keras": lambda module: _patch_keras(recorder),
     }
     sys.meta_path.insert(0, _AfterImport(hooks, recorder))
+
+
+def _watch_raises(recorder: Recorder) -> None:
+    global _raises
+    try:
+        _raises = raises_module.install(recorder)
+    except Exception as error:
+        recorder.probe_error(error)
 
 
 def _patch_tensorflow(recorder: Recorder) -> None:
@@ -66,12 +80,13 @@ def _eager() -> Callable[[], bool]:
 
 def _tapes(recorder: Recorder) -> None:
     from tensorflow.python.eager import backprop
+    from tensorflow.python.framework import ops
     from tensorflow.python.framework import tensor as tensor_lib
     from tensorflow.python.util import nest
 
     from . import tapes
 
-    tapes.install(recorder, backprop, nest, tensor_lib.Tensor, _eager())
+    tapes.install(recorder, backprop, nest, tensor_lib.Tensor, ops._EagerTensorBase, _eager())
 
 
 def _conversions(recorder: Recorder) -> None:
@@ -84,11 +99,15 @@ def _conversions(recorder: Recorder) -> None:
 
 
 def _functions(recorder: Recorder) -> None:
-    from tensorflow.python.eager.polymorphic_function import polymorphic_function
+    from tensorflow.python.eager.polymorphic_function import (
+        polymorphic_function,
+        tracing_compilation,
+    )
 
     from . import functions
 
-    functions.install(recorder, polymorphic_function.Function, _eager())
+    functions.install(recorder, polymorphic_function.Function, _eager(), _raises)
+    functions.install_tracing_timer(tracing_compilation)
 
 
 def _variables(recorder: Recorder) -> None:
@@ -126,11 +145,12 @@ def _optimizers(recorder: Recorder) -> None:
 
 
 def _layers(recorder: Recorder) -> None:
+    from keras.src import layers as keras_layers
     from keras.src.layers.layer import Layer
 
     from . import layers
 
-    layers.install(recorder, Layer)
+    layers.install(recorder, Layer, keras_layers)
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):

@@ -9,7 +9,9 @@ layer makes in its own `__init__`, are not counted against the user's line.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import weakref
 from types import FrameType
 from typing import Any
 
@@ -31,15 +33,46 @@ def _written_by_user(frame: FrameType | None) -> list | None:
     return found[0] if found else None
 
 
-def _emit(recorder: Recorder, what: str, cls: Any, frame: FrameType | None) -> None:
+# The last object built at each user site: what a rebuild there throws away (TAP502's cost).
+_last_built: dict[tuple[str, int], weakref.ref] = {}
+
+
+def _emit(recorder: Recorder, what: str, instance: Any, frame: FrameType | None) -> None:
     try:
         site = _written_by_user(frame)
-        if site is not None:
-            recorder.emit(
-                schema.CONSTRUCT, what=what, type=getattr(cls, "__name__", "?"), at=[site]
-            )
+        if site is None:
+            return
+        key = (site[0], site[1])
+        previous_ref = _last_built.get(key)
+        previous = previous_ref() if previous_ref is not None else None
+        with contextlib.suppress(TypeError):  # an object without weak references
+            _last_built[key] = weakref.ref(instance)
+        recorder.emit(
+            schema.CONSTRUCT,
+            what=what,
+            type=type(instance).__name__,
+            replaced=_state_of(what, previous) if previous is not None else None,
+            at=[site],
+        )
     except Exception as error:
         recorder.probe_error(error)
+
+
+def _state_of(what: str, built: Any) -> dict[str, int] | None:
+    """What the previous object built at the same site had accumulated, lost with it: an
+    optimizer's iteration count and slot variables, a layer's parameters."""
+    try:
+        if what == "optimizer":
+            iterations = built.iterations
+            value = int(iterations.value.read_value()._numpy())
+            learning_rate = getattr(built, "_learning_rate", None)
+            slots = [v for v in built.variables if v is not iterations and v is not learning_rate]
+            return {"iterations": value, "slot_variables": len(slots)}
+        if what == "layer" and built.built:
+            return {"parameters": int(built.count_params())}
+    except Exception:  # a symbolic value while tracing, an unusual optimizer
+        return None
+    return None
 
 
 def install_keras(recorder: Recorder, layer_class: type, optimizer_class: type) -> None:
@@ -48,7 +81,7 @@ def install_keras(recorder: Recorder, layer_class: type, optimizer_class: type) 
     @functools.wraps(original_new)
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         instance = original_new(cls, *args, **kwargs)
-        _emit(recorder, "layer", cls, _caller())
+        _emit(recorder, "layer", instance, _caller())
         return instance
 
     layer_class.__new__ = staticmethod(__new__)
@@ -58,7 +91,7 @@ def install_keras(recorder: Recorder, layer_class: type, optimizer_class: type) 
     @functools.wraps(original_init)
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         original_init(self, *args, **kwargs)
-        _emit(recorder, "optimizer", type(self), _caller())
+        _emit(recorder, "optimizer", self, _caller())
 
     optimizer_class.__init__ = __init__
 
@@ -69,7 +102,7 @@ def install_variables(recorder: Recorder, metaclass: type) -> None:
     @functools.wraps(original_call)
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
         instance = original_call(cls, *args, **kwargs)
-        _emit(recorder, "variable", cls, _caller())
+        _emit(recorder, "variable", instance, _caller())
         return instance
 
     metaclass.__call__ = __call__

@@ -102,10 +102,10 @@ def written_in_user_code(frame: FrameType | None) -> bool:
 def _where(code: CodeType, lasti: int, lineno: int | None) -> list | None:
     filename = code.co_filename
     if is_user_file(filename):
-        first, last, column = _span(code, lasti, lineno)
+        first, last, column = span(code, lasti, lineno)
         return [filename, first, last, column]
     if _GENERATED in filename:
-        return _mapped(filename, *_span(code, lasti, lineno)[:2], lineno or 0)
+        return _mapped(filename, *span(code, lasti, lineno)[:2], lineno or 0)
     return None
 
 
@@ -121,7 +121,7 @@ def _mapped(filename: str, first: int, last: int, lineno: int) -> list | None:
     return [start[0], start[1], stop, 1]
 
 
-def _span(code: CodeType, lasti: int, lineno: int | None) -> tuple[int, int, int]:
+def span(code: CodeType, lasti: int, lineno: int | None) -> tuple[int, int, int]:
     """First line, last line and 1-based start column (of the UTF-8 bytes) being executed."""
     positions = _positions.get(code)
     if positions is None:

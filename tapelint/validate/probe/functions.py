@@ -13,11 +13,13 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import time
 from types import FrameType
 from typing import Any
 
 from . import schema
 from .frames import caller, generated_lines, is_user_code, user_frames
+from .raises import Raises
 from .recorder import Recorder
 
 # The functions whose call is running on the stack, innermost last: an optimizer update
@@ -26,12 +28,13 @@ _calling: list[_FunctionInfo] = []
 
 
 class _FunctionInfo:
-    __slots__ = ("optimizers", "serial", "user")
+    __slots__ = ("optimizers", "serial", "tracing", "user")
 
     def __init__(self, serial: int, user: bool) -> None:
         self.serial = serial
         self.user = user
         self.optimizers: set[int] = set()
+        self.tracing = 0.0  # seconds spent tracing it so far
 
 
 def note_traced_update(optimizer: int) -> None:
@@ -39,7 +42,8 @@ def note_traced_update(optimizer: int) -> None:
         info.optimizers.add(optimizer)
 
 
-def install(recorder: Recorder, function_class: type, eager: Any) -> None:
+def install(recorder: Recorder, function_class: type, eager: Any, raises: Raises | None) -> None:
+    """`raises`, when lines are watched, is told of every exception a call lets out."""
     original_init = function_class.__init__
 
     @functools.wraps(original_init)
@@ -68,9 +72,19 @@ def install(recorder: Recorder, function_class: type, eager: Any) -> None:
         except Exception as error:
             recorder.probe_error(error)
 
-    original_call = function_class.__call__
+    unwatched_call = function_class.__call__
+    if raises is None:
+        original_call = unwatched_call
+    else:
 
-    @functools.wraps(original_call)
+        def original_call(self: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return unwatched_call(self, *args, **kwargs)
+            except BaseException as error:
+                raises.escaped(error)
+                raise
+
+    @functools.wraps(unwatched_call)
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         info = getattr(self, "_tapelint", None)
         if info is None or not eager():
@@ -84,6 +98,7 @@ def install(recorder: Recorder, function_class: type, eager: Any) -> None:
         if info.optimizers:
             recorder.before_updates(info.optimizers)
         before = self.experimental_get_tracing_count()
+        tracing_before = info.tracing
         _calling.append(info)
         try:
             result = original_call(self, *args, **kwargs)
@@ -95,6 +110,7 @@ def install(recorder: Recorder, function_class: type, eager: Any) -> None:
                 function=info.serial,
                 traces_before=before,
                 traces_after=self.experimental_get_tracing_count(),
+                tracing_seconds=round(info.tracing - tracing_before, 6),
                 arguments=_python_values(args, kwargs),
                 at=user_frames(caller(1), limit=1),
             )
@@ -104,6 +120,23 @@ def install(recorder: Recorder, function_class: type, eager: Any) -> None:
 
     function_class.__init__ = __init__
     function_class.__call__ = __call__
+
+
+def install_tracing_timer(tracing_compilation: Any) -> None:
+    """Time each trace (the making of a concrete function, nested traces included) and
+    charge it to the innermost `tf.function` being called."""
+    original = tracing_compilation._create_concrete_function
+
+    @functools.wraps(original)
+    def _create_concrete_function(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            if _calling:
+                _calling[-1].tracing += time.perf_counter() - start
+
+    tracing_compilation._create_concrete_function = _create_concrete_function
 
 
 def install_source_maps(loader_module: Any) -> None:

@@ -1,11 +1,19 @@
 """Patch on Keras layer and model calls made from user code while a tape records: whether
-`training=` was passed (TAP303's runtime fact). Calls Keras makes to sub-layers are not
-recorded: only the call the user wrote says what the user forgot."""
+`training=` was passed (TAP303's runtime fact), and, when it was not, which layers inside
+the call ran in inference mode (TAP303's cost). Calls Keras makes to sub-layers are not
+recorded as calls: only the call the user wrote says what the user forgot.
+
+A call without `training` leaves Keras' call context without a training value, so a
+Dropout or noise layer (with a rate above zero) and BatchNormalization inside it fall back
+to their default, inference: they are listed as they run, unless `training=True` was
+passed to them directly (a model's own `call` may do so).
+"""
 
 from __future__ import annotations
 
 import functools
 import sys
+import threading
 from typing import Any
 
 from . import schema
@@ -13,24 +21,69 @@ from .frames import user_frames, written_in_user_code
 from .recorder import Recorder
 from .tapes import any_tape_active, recording_tapes
 
+_local = threading.local()
 
-def install(recorder: Recorder, layer_class: type) -> None:
+
+def install(recorder: Recorder, layer_class: type, keras_layers: Any) -> None:
+    switched = _switched_by_training(keras_layers)
     original_call = layer_class.__call__
 
     @functools.wraps(original_call)
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if any_tape_active():
-            caller = sys._getframe(1)
-            if written_in_user_code(caller):
-                recording = recording_tapes()
-                if recording:
-                    recorder.emit(
-                        schema.LAYER_CALL,
-                        type=type(self).__name__,
-                        training="training" in kwargs,
-                        recording=recording,
-                        at=user_frames(caller, limit=1),
-                    )
-        return original_call(self, *args, **kwargs)
+        if not any_tape_active():
+            return original_call(self, *args, **kwargs)
+        caller = sys._getframe(1)
+        recording = recording_tapes() if written_in_user_code(caller) else None
+        outer = getattr(_local, "inference", None)
+        if not recording:
+            if outer is not None and not kwargs.get("training") and _switched(self, switched):
+                outer.append(self.name)
+            return original_call(self, *args, **kwargs)
+        at = user_frames(caller, limit=1)
+        if "training" in kwargs:
+            recorder.emit(
+                schema.LAYER_CALL,
+                type=type(self).__name__,
+                training=True,
+                recording=recording,
+                at=at,
+            )
+            return original_call(self, *args, **kwargs)
+        names = [self.name] if _switched(self, switched) else []
+        _local.inference = names
+        try:
+            return original_call(self, *args, **kwargs)
+        finally:
+            _local.inference = outer
+            if outer is not None:  # a call written inside another one's `call`
+                outer.extend(names)
+            recorder.emit(
+                schema.LAYER_CALL,
+                type=type(self).__name__,
+                training=False,
+                inference_layers=list(dict.fromkeys(names)),
+                recording=recording,
+                at=at,
+            )
 
     layer_class.__call__ = __call__
+
+
+def _switched_by_training(keras_layers: Any) -> tuple[type, ...]:
+    names = ("Dropout", "GaussianNoise", "GaussianDropout", "AlphaDropout", "BatchNormalization")
+    return tuple(c for c in (getattr(keras_layers, n, None) for n in names) if c is not None)
+
+
+def _switched(layer: Any, switched: tuple[type, ...]) -> bool:
+    """A layer whose output depends on `training` (noise and dropout only with a rate)."""
+    if not isinstance(layer, switched):
+        return False
+    if type(layer).__name__ == "BatchNormalization" or hasattr(layer, "moving_mean"):
+        return True
+    rate = getattr(layer, "rate", None)
+    if rate is None:
+        rate = getattr(layer, "stddev", 0)
+    try:
+        return float(rate) > 0
+    except (TypeError, ValueError):
+        return True

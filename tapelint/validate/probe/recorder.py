@@ -18,7 +18,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import schema
@@ -32,6 +32,7 @@ class Recorder:
         self.step = 0
         self._serial = 0
         self._lock = threading.Lock()
+        self.before_stop: list[Callable[[], None]] = []  # last words before `stop`
 
     def serial(self) -> int:
         with self._lock:
@@ -72,6 +73,9 @@ class Recorder:
 
     def stop(self) -> None:
         """End the program now: the steps asked for are done."""
+        for last_words in self.before_stop:
+            with contextlib.suppress(Exception):
+                last_words()
         self.emit(schema.STOP, max_steps=self.max_steps)
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):

@@ -15,7 +15,8 @@ Kinds and their own fields:
 - `enter`: `tape`; the tape's `with` block (or `__enter__`) began.
 - `gradient`: `tape`, `method` (`gradient`, `jacobian`, `batch_jacobian`), `recording`
   (the tape was recording when called), `sources` (per flattened source: `variable`,
-  `tensor` or `other`), `none` (per flattened source: its result was None),
+  `tensor` or `other`), `none` (per flattened source: its result was None), `none_names`
+  (when some were None: those sources' variable names, else `source N`),
   `variable_ids` (`id()` of the variable sources), `error`, and, when a zero-gradient op
   (`tf.sign`) ran while that tape recorded, `zero` (per flattened source: its eager
   result was all zeros).
@@ -23,6 +24,10 @@ Kinds and their own fields:
 - `tape-end`: `tape`, `calls` (gradient/jacobian calls it served), `alive` (still
   referenced when the next tape from the same place was created, or when the program
   ended), `traced`.
+- `release`: a persistent tape was released (or, `at_end`, was still alive when the program
+  ended): `tape`, `seconds` and `steps` (optimizer steps) since its last gradient call (or
+  the end of its block, if it had none), and `bytes`: of the tensors freed with it (measured
+  for the first tape from each creation site, else null; `held.py`).
 - `convert`: a tensor went to NumPy (`how`: `numpy`, `__array__`, `__float__`, `__int__`)
   while `recording` (serials of the tapes recording at that moment) was not empty; `error`.
 - `apply`: `optimizer` (serial), `method`, `count` (gradients passed), `none_variables`
@@ -31,22 +36,32 @@ Kinds and their own fields:
   code, or user code created it: `tf.function(model)`), `definition` ([path, first_line,
   header_last_line] of the wrapped function, when that is user code).
 - `call`: a user `tf.function` was called eagerly. `function`, `traces_before`,
-  `traces_after`, `arguments` (the Python values among its arguments, as a string: equal
-  strings mean `tf.function` saw the same non-tensor arguments).
+  `traces_after`, `tracing_seconds` (spent tracing during this call), `arguments` (the
+  Python values among its arguments, as a string: equal strings mean `tf.function` saw the
+  same non-tensor arguments).
 - `op`: user code called a gradient-cutting op (`op`: `argmax`, `cast`, ...) while
   `recording` (tape serials) was not empty.
 - `layer-call`: user code called a Keras layer or model while `recording` (tape serials)
-  was not empty; `type`, `training` (whether `training=` was passed).
+  was not empty; `type`, `training` (whether `training=` was passed), and without it
+  `inference_layers`: the names of the dropout, noise and batch-normalization layers that
+  ran in inference mode within the call.
 - `construct`: user code constructed a Keras layer or model, a Keras optimizer, or a
-  `tf.Variable` (`what`, `type`).
+  `tf.Variable` (`what`, `type`); `replaced`: what the previous object built at the same
+  place had (`iterations` and `slot_variables` of an optimizer, `parameters` of a built
+  layer), or null.
 - `steps`: the step count grew; `step` is the new count.
 - `exception`: an uncaught exception. `type`, `message`, `at` (the traceback's user frames).
+- `raise`: an exception raised at (or passing through) a watched line, caught or not
+  (`raises.py`): `type`, `message`, `via` `line` and `at` that line's frame; or `via`
+  `tf.function`: it left a `tf.function` call, `at` its traceback's user frames, innermost
+  first.
 - `stop`: the probe ended the program after `max_steps` optimizer steps.
 - `probe-error`: the instrumentation itself failed (`message`); a tapelint bug.
 """
 
 EVENTS_ENV = "TAPELINT_VALIDATE_EVENTS"
 MAX_STEPS_ENV = "TAPELINT_VALIDATE_MAX_STEPS"
+SITES_ENV = "TAPELINT_VALIDATE_SITES"  # the lines to watch for exceptions (`raises.py`)
 
 START = "start"
 TAPE = "tape"
@@ -54,6 +69,7 @@ ENTER = "enter"
 GRADIENT = "gradient"
 WATCH = "watch"
 TAPE_END = "tape-end"
+RELEASE = "release"
 CONVERT = "convert"
 APPLY = "apply"
 FUNCTION = "function"
@@ -63,5 +79,6 @@ LAYER_CALL = "layer-call"
 OP = "op"
 STEPS = "steps"
 EXCEPTION = "exception"
+RAISE = "raise"
 STOP = "stop"
 PROBE_ERROR = "probe-error"

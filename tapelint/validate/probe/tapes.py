@@ -13,11 +13,13 @@ from __future__ import annotations
 import atexit
 import functools
 import threading
+import time
 import weakref
 from typing import Any
 
 from . import schema
 from .frames import caller, user_frames
+from .held import Held
 from .recorder import Recorder
 
 _local = threading.local()
@@ -45,7 +47,20 @@ def note_zero_gradient_op(tapes: list[int]) -> None:
 
 
 class _TapeInfo:
-    __slots__ = ("calls", "ended", "persistent", "ref", "serial", "traced")
+    __slots__ = (
+        "calls",
+        "ended",
+        "inner",
+        "last_step",
+        "last_use",
+        "persistent",
+        "ref",
+        "released_at",
+        "released_step",
+        "serial",
+        "site",
+        "traced",
+    )
 
     def __init__(self, serial: int, persistent: bool, traced: bool) -> None:
         self.serial = serial
@@ -54,27 +69,48 @@ class _TapeInfo:
         self.calls = 0
         self.ended = False
         self.ref: weakref.ref | None = None
+        self.site: tuple[str, int] | None = None  # where it was created
+        # Its last gradient call (or the end of its block): `perf_counter` and step count.
+        self.last_use: float | None = None
+        self.last_step = 0
+        self.inner: Any = None  # its recording, held to measure what it kept alive
+        self.released_at = 0.0
+        self.released_step = 0
+
+    def used(self, step: int) -> None:
+        self.last_use = time.perf_counter()
+        self.last_step = step
 
 
 class _Lifetimes:
-    """Judges persistent tapes: still alive when the next step began, or collected before."""
+    """Judges persistent tapes: still alive when the next step began, or collected before;
+    and, through `held`, what each kept alive after its last use until it was released."""
 
-    def __init__(self, recorder: Recorder) -> None:
+    def __init__(self, recorder: Recorder, held: Held) -> None:
         self.recorder = recorder
+        self.held = held
         self.pending: dict[int, _TapeInfo] = {}
         self.last_at_site: dict[tuple[str, int], _TapeInfo] = {}
         atexit.register(self.at_exit)
 
     def created(self, tape: Any, info: _TapeInfo, site: list | None) -> None:
-        info.ref = weakref.ref(tape, lambda _ref, info=info: self.end(info, alive=False))
+        info.ref = weakref.ref(tape, lambda _ref, info=info: self.released(info))
         self.pending[info.serial] = info
         if site is None or info.traced:
             return
-        key = (site[0], site[1])
+        key = info.site = (site[0], site[1])
         previous = self.last_at_site.get(key)
         self.last_at_site[key] = info
         if previous is not None and previous.ref is not None:
             self.end(previous, alive=previous.ref() is not None)
+
+    def released(self, info: _TapeInfo) -> None:
+        try:
+            self.end(info, alive=False)
+            if not info.traced:
+                self.held.released(info)
+        except Exception as error:
+            self.recorder.probe_error(error)
 
     def end(self, info: _TapeInfo, alive: bool) -> None:
         if info.ended:
@@ -89,13 +125,25 @@ class _Lifetimes:
             self.recorder.probe_error(error)
 
     def at_exit(self) -> None:
+        self.held.measure_pending()
         for info in list(self.pending.values()):
-            self.end(info, alive=info.ref is not None and info.ref() is not None)
+            alive = info.ref is not None and info.ref() is not None
+            self.end(info, alive=alive)
+            if alive and not info.traced:
+                self.held.still_alive(info)
 
 
-def install(recorder: Recorder, backprop: Any, nest: Any, tensor_type: type, eager: Any) -> None:
+def install(
+    recorder: Recorder,
+    backprop: Any,
+    nest: Any,
+    tensor_type: type,
+    eager_tensor_type: type,
+    eager: Any,
+) -> None:
     tape_class = backprop.GradientTape
-    lifetimes = _Lifetimes(recorder)
+    held = Held(recorder, eager_tensor_type)
+    lifetimes = _Lifetimes(recorder, held)
     emit = recorder.emit
 
     original_init = tape_class.__init__
@@ -104,6 +152,8 @@ def install(recorder: Recorder, backprop: Any, nest: Any, tensor_type: type, eag
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         original_init(self, *args, **kwargs)
         try:
+            if held.pending:
+                held.measure_pending()
             info = _TapeInfo(recorder.serial(), bool(self._persistent), not eager())
             self._tapelint = info
             at = user_frames(caller(1), limit=1)
@@ -127,6 +177,8 @@ def install(recorder: Recorder, backprop: Any, nest: Any, tensor_type: type, eag
         result = original_enter(self)
         info = getattr(self, "_tapelint", None)
         if info is not None:
+            if held.pending:
+                held.measure_pending()
             tapes = getattr(_local, "tapes", None)
             if tapes is None:
                 tapes = _local.tapes = []
@@ -144,6 +196,11 @@ def install(recorder: Recorder, backprop: Any, nest: Any, tensor_type: type, eag
             tapes = getattr(_local, "tapes", None)
             if tapes and self in tapes:
                 tapes.remove(self)
+            info = getattr(self, "_tapelint", None)
+            if info is not None and info.persistent and not info.traced:
+                if info.last_use is None:
+                    info.used(recorder.step)
+                held.keep(info, self, info.site)
 
     def differentiate(method_name: str):
         original = getattr(tape_class, method_name)
@@ -154,6 +211,8 @@ def install(recorder: Recorder, backprop: Any, nest: Any, tensor_type: type, eag
             if info is None or getattr(_local, "differentiating", False):
                 # jacobian calls gradient itself: one user call is one event
                 return original(self, target, sources, *args, **kwargs)
+            if held.pending:
+                held.measure_pending()
             recording = bool(self._recording)
             info.calls += 1
             fields: dict[str, Any] = {
@@ -161,6 +220,7 @@ def install(recorder: Recorder, backprop: Any, nest: Any, tensor_type: type, eag
                 "method": method_name,
                 "recording": recording,
             }
+            flat_sources: list = []
             try:
                 flat_sources = nest.flatten(sources)
                 fields["sources"] = [_source_kind(s, tensor_type) for s in flat_sources]
@@ -176,9 +236,17 @@ def install(recorder: Recorder, backprop: Any, nest: Any, tensor_type: type, eag
                 raise
             finally:
                 _local.differentiating = False
+                if info.persistent:
+                    info.used(recorder.step)
             try:
                 flat_result = nest.flatten(result)
                 none = [r is None for r in flat_result]
+                if any(none):
+                    fields["none_names"] = [
+                        _name(s, i)
+                        for i, (s, n) in enumerate(zip(flat_sources, none, strict=False))
+                        if n
+                    ]
             except Exception:
                 flat_result, none = [], []
             if info.serial in _zero_gradient_tapes and eager():
@@ -225,6 +293,14 @@ def _all_zeros(gradient: Any) -> bool:
         return False
     values = getattr(gradient, "values", gradient)  # IndexedSlices
     return not values._numpy().any()
+
+
+def _name(source: Any, index: int) -> str:
+    """A variable's name (Keras' path, else TensorFlow's), or the source's position."""
+    name = getattr(source, "path", None) or getattr(source, "name", None)
+    if hasattr(source, "assign") and name:
+        return str(name).removesuffix(":0")
+    return f"source {index + 1}"
 
 
 def _source_kind(source: Any, tensor_type: type) -> str:
