@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""How long an editor waits for tapelint's diagnostics: didChange to publishDiagnostics.
+
+    python3 -m pip install -e '.[server]'
+    python3 bench/server_latency.py            # about a minute on 2 busy cores
+
+Starts `tapelint server` over stdio, opens a generated training module (1,000 lines, then
+5,000), waits for its first diagnostics (the warm-up: imports, first parse), then sends
+edits one at a time: each `didChange` changes one line inside a training step (a
+constant in a loss, so the findings stay the same), and the time until the server publishes
+diagnostics for that version is one sample. Prints the median and the 95th percentile.
+
+The time includes the server's debounce (the pause it waits for more keystrokes before
+checking), so it is what a user sees after they stop typing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HEADER = '''"""Training code for several models: generated for tapelint's latency benchmark."""
+
+import numpy as np
+import tensorflow as tf
+
+'''
+
+# Realistic units: clean steps, data helpers and evaluation, and the bugs tapelint reports
+# (TAP101 loss after the block, TAP102/TAP103 persistent tapes, TAP401 unfiltered apply).
+UNITS = (
+    '''
+def make_classifier_{i}(num_classes):
+    """A small convolutional classifier."""
+    return tf.keras.Sequential(
+        [
+            tf.keras.layers.Conv2D(32, 3, activation="relu"),
+            tf.keras.layers.MaxPooling2D(),
+            tf.keras.layers.Flatten(),
+            tf.keras.layers.Dense(128, activation="relu"),
+            tf.keras.layers.Dense(num_classes),
+        ]
+    )
+
+
+def classifier_step_{i}(model, optimizer, images, labels):
+    """One optimisation step of the classifier; gradients filtered before the update."""
+    with tf.GradientTape() as tape:
+        logits = model(images, training=True)
+        loss = tf.reduce_mean(
+            tf.keras.losses.sparse_categorical_crossentropy(labels, logits, from_logits=True)
+        )
+    grads = tape.gradient(loss, model.trainable_variables)
+    pairs = [(g, v) for g, v in zip(grads, model.trainable_variables) if g is not None]
+    optimizer.apply_gradients(pairs)
+    return loss
+''',
+    '''
+def gan_step_{i}(generator, discriminator, gen_opt, disc_opt, images, noise_dim=100):
+    """GAN step: the discriminator's loss is built after the tapes stopped recording."""
+    noise = tf.random.normal([tf.shape(images)[0], noise_dim])
+    bce = tf.keras.losses.BinaryCrossentropy(from_logits=True)
+    with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
+        generated = generator(noise, training=True)
+        real_output = discriminator(images, training=True)
+        fake_output = discriminator(generated, training=True)
+        gen_loss = bce(tf.ones_like(fake_output), fake_output)
+    real_loss = bce(tf.ones_like(real_output), real_output)
+    fake_loss = bce(tf.zeros_like(fake_output), fake_output)
+    disc_loss = real_loss + fake_loss * {scale}
+    gen_grads = gen_tape.gradient(gen_loss, generator.trainable_variables)
+    disc_grads = disc_tape.gradient(disc_loss, discriminator.trainable_variables)
+    gen_opt.apply_gradients(
+        [(g, v) for g, v in zip(gen_grads, generator.trainable_variables) if g is not None]
+    )
+    disc_opt.apply_gradients(
+        [(g, v) for g, v in zip(disc_grads, discriminator.trainable_variables) if g is not None]
+    )
+    return gen_loss, disc_loss
+''',
+    '''
+def evaluate_{i}(model, dataset):
+    """Mean loss and accuracy over a dataset; no tape here."""
+    total, correct, count = 0.0, 0, 0
+    for images, labels in dataset:
+        logits = model(images, training=False)
+        total += float(tf.reduce_mean(tf.keras.losses.mse(labels, logits)))
+        correct += int(np.sum(np.argmax(logits.numpy(), axis=-1) == labels.numpy()))
+        count += int(labels.shape[0])
+    return total / max(count, 1), correct / max(count, 1)
+
+
+def actor_critic_step_{i}(actor, critic, actor_opt, critic_opt, states, actions, returns):
+    """Actor-critic update; both optimizers are fed the raw gradient lists."""
+    with tf.GradientTape() as actor_tape, tf.GradientTape() as critic_tape:
+        logits = actor(states, training=True)
+        values = tf.squeeze(critic(states, training=True), axis=-1)
+        advantages = returns - values
+        one_hot = tf.one_hot(actions, tf.shape(logits)[-1])
+        log_probs = tf.reduce_sum(tf.nn.log_softmax(logits) * one_hot, axis=-1)
+        actor_loss = -tf.reduce_mean(log_probs * tf.stop_gradient(advantages))
+        critic_loss = tf.reduce_mean(tf.square(advantages))
+    actor_grads = actor_tape.gradient(actor_loss, actor.trainable_variables)
+    critic_grads = critic_tape.gradient(critic_loss, critic.trainable_variables)
+    actor_opt.apply_gradients(zip(actor_grads, actor.trainable_variables))
+    critic_opt.apply_gradients(zip(critic_grads, critic.trainable_variables))
+    return actor_loss, critic_loss
+''',
+    '''
+def autoencoder_step_{i}(encoder, decoder, enc_opt, dec_opt, batch):
+    """Encoder and decoder updated from one persistent tape that is never released."""
+    with tf.GradientTape(persistent=True) as tape:
+        codes = encoder(batch, training=True)
+        recon = decoder(codes, training=True)
+        loss = tf.reduce_mean(tf.square(batch - recon))
+    enc_grads = tape.gradient(loss, encoder.trainable_variables)
+    dec_grads = tape.gradient(loss, decoder.trainable_variables)
+    enc_opt.apply_gradients(
+        [(g, v) for g, v in zip(enc_grads, encoder.trainable_variables) if g is not None]
+    )
+    dec_opt.apply_gradients(
+        [(g, v) for g, v in zip(dec_grads, decoder.trainable_variables) if g is not None]
+    )
+    tf.print("reconstruction loss", loss)
+    return loss
+
+
+def regression_step_{i}(model, optimizer, x, y):
+    """A persistent tape asked for one gradient only."""
+    with tf.GradientTape(persistent=True) as tape:
+        predictions = model(x, training=True)
+        loss = tf.reduce_mean(tf.keras.losses.mse(y, predictions))
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(
+        [(g, v) for g, v in zip(grads, model.trainable_variables) if g is not None]
+    )
+    return loss
+
+
+def batches_{i}(features, labels, batch_size=32):
+    """Shuffled batches of a NumPy dataset."""
+    order = np.random.permutation(len(features))
+    for start in range(0, len(order), batch_size):
+        chosen = order[start : start + batch_size]
+        yield features[chosen], labels[chosen]
+''',
+)
+
+
+def training_source(target_lines: int) -> str:
+    """A module of about `target_lines` lines of training code (whole units, in turn)."""
+    parts, lines, i = [HEADER], HEADER.count("\n"), 0
+    while lines < target_lines:
+        unit = UNITS[i % len(UNITS)].format(i=i, scale="1.0")
+        parts.append(unit)
+        lines += unit.count("\n")
+        i += 1
+    return "".join(parts)
