@@ -22,7 +22,7 @@ from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from tapelint.diagnostics import Applicability
-from tapelint.fixer import FixError, apply_fixes, applicable
+from tapelint.fixer import FixError, applicable, apply_fixes
 from tapelint.server.convert import LineIndex, text_edit
 from tapelint.server.results import Located, Result
 from tapelint.suppression import line_suppression
@@ -158,9 +158,7 @@ def _noqa_action(
         title=f"Add `# noqa: {code}` to line {number}",
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[located.lsp],
-        edit=types.WorkspaceEdit(
-            changes={located.uri: [types.TextEdit(where, insert)]}
-        ),
+        edit=types.WorkspaceEdit(changes={located.uri: [types.TextEdit(where, insert)]}),
     )
 
 

@@ -93,8 +93,14 @@ def notebook_snapshot(workspace: Workspace, uri: str) -> Snapshot | None:
         document = workspace.text_documents.get(unquote(cell.document))
         if document is None:
             continue
-        cells.append(Cell(cell.document, _cell_kind(cell, document.language_id), document.source,
-                          document.version))
+        cells.append(
+            Cell(
+                cell.document,
+                _cell_kind(cell, document.language_id),
+                document.source,
+                document.version,
+            )
+        )
     return Snapshot(uri, notebook.version, path_of(uri, workspace), cells=tuple(cells))
 
 

@@ -119,7 +119,11 @@ class Linting:
             if snapshot is None:
                 return None
             last = self._published.get(uri)
-            if last is not None and last.snapshot.version == snapshot.version:
+            if (
+                last is not None
+                and last.snapshot.version == snapshot.version
+                and last.client == self._server.client_settings
+            ):
                 return last
             result = await self._run(snapshot)
             if result is None:

@@ -210,9 +210,7 @@ def build_server() -> TapelintServer:
             server.window_log_message(
                 types.LogMessageParams(type=types.MessageType.Warning, message=fixed.problem)
             )
-        versioned = bool(
-            _capability(server, "workspace", "workspace_edit", "document_changes")
-        )
+        versioned = bool(_capability(server, "workspace", "workspace_edit", "document_changes"))
         action.edit = actions.workspace_edit(
             result, fixed.texts, server.workspace.position_codec, versioned=versioned
         )

@@ -4,18 +4,22 @@ command line's answers for the same buffers, which the server's must equal."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner
 from lsprotocol import types
 from pygls.protocol import default_converter
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+from tapelint.cli import cli as tapelint_cli
+from tests.cli_helpers import Run
 
 SERVER = [sys.executable, "-m", "tapelint", "server"]
 TIMEOUT = 60.0  # seconds; the machine is shared, a check of a small file takes milliseconds
@@ -54,6 +58,12 @@ def server_config(env: dict[str, str] | None = None) -> ClientServerConfig:
         client_factory=make_client,
         server_env={**os.environ, **env} if env else None,
     )
+
+
+async def finish(client: LanguageClient) -> None:
+    """A fixture's teardown: shutdown and exit, unless the test ended the server itself."""
+    if not client.stopped:
+        await client.shutdown_session()
 
 
 def capabilities(*, resolve: bool = True) -> types.ClientCapabilities:
@@ -124,6 +134,12 @@ class Session:
             )
         )
         return cls(client, root), result
+
+    @classmethod
+    async def start_shared(cls, client: LanguageClient, root: Path) -> None:
+        """Initialize a server that a module's tests share (see `conftest.session`)."""
+        _, client.initialize_result = await cls.start(client, root)  # type: ignore[attr-defined]
+        client.shared_root = root  # type: ignore[attr-defined]
 
     @property
     def publications(self) -> list[types.PublishDiagnosticsParams]:
@@ -219,27 +235,27 @@ def apply_edits(text: str, edits: Sequence[types.TextEdit]) -> str:
             return len(text)
         return starts[position.line] + min(position.character, len(lines[position.line]))
 
-    spans = sorted(((offset(e.range.start), offset(e.range.end), e.new_text) for e in edits))
+    spans = sorted((offset(e.range.start), offset(e.range.end), e.new_text) for e in edits)
     for start, end, new_text in reversed(spans):
         text = text[:start] + new_text + text[end:]
     return text
 
 
-def cli(source: str, filename: str, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """`tapelint check --stdin-filename FILENAME ARGS -` on `source`, from `cwd`."""
-    return subprocess.run(
-        [sys.executable, "-m", "tapelint", "check", "--stdin-filename", filename, *args, "-"],
-        input=source,
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        check=False,
-    )
+def cli(source: str, filename: str, cwd: Path, *args: str) -> Run:
+    """`tapelint check --stdin-filename FILENAME ARGS -` on `source`, run from `cwd`."""
+    with contextlib.chdir(cwd):
+        result = CliRunner().invoke(
+            tapelint_cli,
+            ["check", "--stdin-filename", filename, *args, "-"],
+            input=source,
+            catch_exceptions=False,
+        )
+    return Run(result.exit_code, result.stdout, result.stderr)
 
 
 def cli_findings(source: str, filename: str, cwd: Path) -> list[dict[str, Any]]:
     result = cli(source, filename, cwd, "--output-format", "json", "--force-exclude")
-    assert result.returncode in (0, 1), result.stderr
+    assert result.exit_code in (0, 1), result.stderr
     return json.loads(result.stdout)
 
 
@@ -257,7 +273,10 @@ def as_published(finding: dict[str, Any]) -> tuple:
 
 
 def published_key(diagnostic: types.Diagnostic) -> tuple:
-    severity = {types.DiagnosticSeverity.Error: "error", types.DiagnosticSeverity.Warning: "warning"}
+    severity = {
+        types.DiagnosticSeverity.Error: "error",
+        types.DiagnosticSeverity.Warning: "warning",
+    }
     return (
         diagnostic.range.start.line,
         diagnostic.range.start.character,

@@ -14,11 +14,12 @@ from tests.server.session import (
     Session,
     as_published,
     cli_findings,
+    finish,
     published_key,
     server_config,
 )
 
-pytestmark = pytest.mark.asyncio
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 # LOSS_OUTSIDE with the loss moved into the tape's block: nothing to report.
 LOSS_INSIDE = LOSS_OUTSIDE.replace(
@@ -28,14 +29,15 @@ LOSS_INSIDE = LOSS_OUTSIDE.replace(
 assert LOSS_INSIDE != LOSS_OUTSIDE
 
 
-@pytest_lsp.fixture(config=server_config())
-async def client(lsp_client: LanguageClient):
+@pytest_lsp.fixture(config=server_config(), scope="module")
+async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+    await Session.start_shared(lsp_client, tmp_path_factory.mktemp("project"))
     yield
-    await lsp_client.shutdown_session()
+    await finish(lsp_client)
 
 
-async def test_initialize_says_what_the_server_does(client: LanguageClient, tmp_path: Path):
-    _, result = await Session.start(client, tmp_path)
+async def test_initialize_says_what_the_server_does(client: LanguageClient):
+    result = client.initialize_result
     capabilities = result.capabilities
     assert result.server_info is not None and result.server_info.name == "tapelint"
     sync = capabilities.text_document_sync
@@ -48,10 +50,7 @@ async def test_initialize_says_what_the_server_does(client: LanguageClient, tmp_
     assert capabilities.hover_provider
 
 
-async def test_a_bad_file_gets_the_diagnostic_at_its_exact_range(
-    client: LanguageClient, tmp_path: Path
-):
-    session, _ = await Session.start(client, tmp_path)
+async def test_a_bad_file_gets_the_diagnostic_at_its_exact_range(session: Session):
     uri = session.open("train.py", LOSS_OUTSIDE)
     [diagnostic] = await session.diagnostics(uri, version=1)
     assert diagnostic.range == types.Range(types.Position(7, 11), types.Position(7, 57))
@@ -63,21 +62,21 @@ async def test_a_bad_file_gets_the_diagnostic_at_its_exact_range(
     assert page.read_text(encoding="utf-8").startswith("TAP101 loss-outside-tape (error, ")
 
 
-@pytest.mark.parametrize("source", [LOSS_OUTSIDE, NOT_RELEASED, UNFILTERED, LOSS_INSIDE])
+@pytest.mark.parametrize(
+    "source",
+    [LOSS_OUTSIDE, NOT_RELEASED, UNFILTERED, LOSS_INSIDE],
+    ids=["TAP101", "TAP103", "TAP401", "clean"],
+)
 async def test_what_the_server_publishes_is_what_stdin_filename_prints(
-    client: LanguageClient, tmp_path: Path, source: str
+    session: Session, source: str
 ):
-    session, _ = await Session.start(client, tmp_path)
     uri = session.open("src/train.py", source)
     published = await session.diagnostics(uri, version=1)
-    expected = cli_findings(source, "src/train.py", tmp_path)
+    expected = cli_findings(source, "src/train.py", session.root)
     assert sorted(published_key(d) for d in published) == sorted(map(as_published, expected))
 
 
-async def test_a_change_that_fixes_the_code_clears_the_diagnostic(
-    client: LanguageClient, tmp_path: Path
-):
-    session, _ = await Session.start(client, tmp_path)
+async def test_a_change_that_fixes_the_code_clears_the_diagnostic(session: Session):
     uri = session.open("train.py", LOSS_OUTSIDE)
     assert len(await session.diagnostics(uri, version=1)) == 1
     version = session.change(uri, LOSS_INSIDE)
