@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import platform
 import statistics
 import sys
 import tempfile
@@ -161,3 +163,173 @@ def training_source(target_lines: int) -> str:
         lines += unit.count("\n")
         i += 1
     return "".join(parts)
+
+
+def _scale_line(text: str) -> tuple[int, int, int]:
+    """(line, start, end), 0-based, of the constant the edits change: the GAN loss scale
+    nearest the middle of the file."""
+    lines = text.split("\n")
+    token = "fake_loss * "
+    found = [n for n, line in enumerate(lines) if token in line]
+    line = min(found, key=lambda n: abs(n - len(lines) // 2))
+    start = lines[line].index(token) + len(token)
+    end = start
+    while end < len(lines[line]) and (lines[line][end].isdigit() or lines[line][end] == "."):
+        end += 1
+    return line, start, end
+
+
+class _Server:
+    """`tapelint server` over stdio, with the time each version's diagnostics arrived."""
+
+    def __init__(self) -> None:
+        from lsprotocol import types
+        from pygls.lsp.client import LanguageClient
+
+        self.types = types
+        self.client = LanguageClient("tapelint-latency-bench", "1")
+        self.arrived: dict[tuple[str, int | None], float] = {}
+        self.counts: dict[tuple[str, int | None], int] = {}
+
+        @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def published(params: types.PublishDiagnosticsParams) -> None:
+            key = (params.uri, params.version)
+            self.arrived[key] = time.perf_counter()
+            self.counts[key] = len(params.diagnostics)
+
+    async def start(self, root: Path) -> None:
+        types = self.types
+        await self.client.start_io(sys.executable, "-m", "tapelint", "server")
+        await self.client.initialize_async(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                root_uri=root.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+            )
+        )
+        self.client.initialized(types.InitializedParams())
+
+    async def stop(self) -> None:
+        await self.client.shutdown_async(None)
+        self.client.exit(None)
+        await self.client.stop()
+
+    async def wait(self, uri: str, version: int, timeout: float = 120) -> float:
+        deadline = time.perf_counter() + timeout
+        while (uri, version) not in self.arrived:
+            if time.perf_counter() > deadline:
+                raise TimeoutError(f"no diagnostics for version {version} of {uri}")
+            await asyncio.sleep(0.001)
+        return self.arrived[(uri, version)]
+
+
+async def _measure(
+    server: _Server, path: Path, samples: int, warmup: int, pause: float
+) -> tuple[int, list[float], list[float]]:
+    """After `warmup` unmeasured edits, `samples` edits to `path`: the number of findings,
+    each edit's latency, and the time the engine alone takes to check the edited text (in
+    this process, while the server is idle: the server's own share is the difference)."""
+    types = server.types
+    text = path.read_text(encoding="utf-8")
+    uri = path.as_uri()
+    server.client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+        )
+    )
+    await server.wait(uri, 1)
+    findings = server.counts[(uri, 1)]
+    line, start, end = _scale_line(text)
+    latencies: list[float] = []
+    engine: list[float] = []
+    for version in range(2, 2 + warmup + samples):
+        value = f"{1 + version / 1000:.3f}"
+        change = types.TextDocumentContentChangePartial(
+            range=types.Range(types.Position(line, start), types.Position(line, end)), text=value
+        )
+        lines = text.split("\n")
+        lines[line] = lines[line][:start] + value + lines[line][end:]
+        text, end = "\n".join(lines), start + len(value)
+        sent = time.perf_counter()
+        server.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[change],
+            )
+        )
+        arrived = await server.wait(uri, version)
+        if server.counts[(uri, version)] != findings:
+            raise RuntimeError(f"version {version}: {server.counts[(uri, version)]} findings")
+        if version >= 2 + warmup:
+            latencies.append(arrived - sent)
+            engine.append(_engine_seconds(text, path))
+        await asyncio.sleep(pause)  # the user reads; the server is idle again
+    return findings, latencies, engine
+
+
+def _engine_seconds(text: str, path: Path) -> float:
+    """How long `tapelint check --stdin-filename` takes for `text`, without the process."""
+    from tapelint.config import load_settings
+    from tapelint.runner import Options, run_stdin
+
+    settings = load_settings()
+    started = time.perf_counter()
+    run_stdin(text.encode("utf-8"), str(path), settings, Options(force_exclude=True))
+    return time.perf_counter() - started
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    """Nearest-rank percentile."""
+    ordered = sorted(values)
+    rank = -(-round(fraction * 100) * len(ordered) // 100)  # ceil(fraction * n)
+    return ordered[max(rank, 1) - 1]
+
+
+def _ms(values: list[float]) -> str:
+    median, p95 = statistics.median(values), _percentile(values, 0.95)
+    return f"{median * 1000:.0f} | {p95 * 1000:.0f}"
+
+
+async def _bench(sizes: list[int], samples: int, warmup: int, pause: float) -> str:
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="tapelint-latency-") as work:
+        root = Path(work)
+        server = _Server()
+        await server.start(root)
+        try:
+            for size in sizes:
+                path = root / f"train_{size}.py"
+                path.write_text(training_source(size), encoding="utf-8")
+                lines = path.read_text(encoding="utf-8").count("\n")
+                findings, latencies, engine = await _measure(server, path, samples, warmup, pause)
+                rows.append(
+                    f"| {lines:,} | {findings} | {len(latencies)} | {_ms(latencies)} "
+                    f"| {_ms(engine)} |"
+                )
+        finally:
+            await server.stop()
+    header = (
+        "| lines | findings | edits | median (ms) | p95 (ms) | engine alone: median | p95 |\n"
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    )
+    return "\n".join([header, *rows])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1000,5000", help="file sizes in lines")
+    parser.add_argument("--samples", type=int, default=40, help="measured edits per file")
+    parser.add_argument("--warmup", type=int, default=5, help="unmeasured edits first")
+    parser.add_argument("--pause", type=float, default=0.2, help="seconds between edits")
+    args = parser.parse_args(argv)
+    sizes = [int(size) for size in args.sizes.split(",")]
+    print(
+        f"tapelint server latency, didChange -> publishDiagnostics; {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.1f}"
+    )
+    print(asyncio.run(_bench(sizes, args.samples, args.warmup, args.pause)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -21,6 +21,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace import Workspace
 
 PYTHON = "python"
+_VIRTUAL_DOCUMENTS = ".virtual_documents"
 
 
 @dataclass(frozen=True)
@@ -40,10 +41,6 @@ class Snapshot:
     path: Path  # the file it is checked as: its config, per-file-ignores and excludes
     text: str = ""
     cells: tuple[Cell, ...] | None = None
-
-    @property
-    def is_notebook(self) -> bool:
-        return self.cells is not None
 
     @property
     def uris(self) -> tuple[str, ...]:
@@ -78,10 +75,24 @@ def _nbformat_cell(cell: Cell) -> dict:
 
 
 def text_snapshot(workspace: Workspace, uri: str) -> Snapshot | None:
+    """A Python file; or, for Python named `*.ipynb`, a notebook's code as one program.
+
+    JupyterLab's LSP extension sends a notebook as such a text document (its code cells
+    joined, under `.virtual_documents/` in the Jupyter root). It is checked as that
+    notebook with one code cell, so notebook semantics and the notebook's own
+    configuration apply (the `.virtual_documents` directory is left out of its path, and is
+    often in `.gitignore`)."""
     document = workspace.text_documents.get(unquote(uri))
     if document is None:
         return None
-    return Snapshot(uri, document.version, path_of(uri, workspace), text=document.source)
+    path = path_of(uri, workspace)
+    if path.suffix != ".ipynb":
+        return Snapshot(uri, document.version, path, text=document.source)
+    parts = list(path.parts)
+    if _VIRTUAL_DOCUMENTS in parts:
+        del parts[len(parts) - 1 - parts[::-1].index(_VIRTUAL_DOCUMENTS)]
+    cell = Cell(uri, "code", document.source, document.version)
+    return Snapshot(uri, document.version, Path(*parts), text=document.source, cells=(cell,))
 
 
 def notebook_snapshot(workspace: Workspace, uri: str) -> Snapshot | None:

@@ -48,7 +48,7 @@ from tapelint.server.settings import ClientSettings
 if TYPE_CHECKING:
     from tapelint.server.protocol import TapelintServer
 
-DEBOUNCE_SECONDS = 0.05
+DEBOUNCE_SECONDS = 0.025
 T = TypeVar("T")
 
 
@@ -213,11 +213,12 @@ class Linting:
             and last.found == result.found
         ):
             return
-        version = None if result.snapshot.is_notebook else result.snapshot.version
         shown = result.by_uri()
         for gone in set(last.snapshot.uris if last else ()) - set(shown):  # deleted cells
             self._send(gone, [], None)
         for shown_uri, diagnostics in shown.items():
+            # A text document's version; a cell's is its notebook's business.
+            version = result.snapshot.version if shown_uri == uri else None
             self._send(shown_uri, diagnostics, version)
 
     def _send(self, uri: str, diagnostics: list[types.Diagnostic], version: int | None) -> None:

@@ -126,3 +126,15 @@ async def test_hover_and_noqa_in_a_cell(session: Session):
     [noqa] = await session.code_actions(second, diagnostic)
     [edit] = noqa.edit.changes[second]
     assert edit.new_text == "  # noqa: TAP101" and edit.range.start.line == 1
+
+
+async def test_jupyterlabs_virtual_document_is_checked_as_its_notebook(session: Session):
+    """jupyterlab-lsp sends a notebook's code cells joined as one Python text document under
+    `.virtual_documents/` (which projects often ignore in git)."""
+    (session.root / ".gitignore").write_text(".virtual_documents/\n")
+    code = SETUP + "\n\n" + STEP
+    uri = session.open(".virtual_documents/train.ipynb", code)
+    [diagnostic] = await session.diagnostics(uri, version=1)
+    [expected] = cli_findings(as_ipynb([code]), "train.ipynb", session.root)
+    assert published_key(diagnostic) == as_published(expected)
+    assert diagnostic.range.start.line == len(SETUP.splitlines()) + 3
