@@ -429,7 +429,11 @@ def validate_command(
 @click.option("--tcp", is_flag=True, help="Listen on a TCP port instead of standard input/output.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address for --tcp.")
 @click.option(
-    "--port", type=click.IntRange(0, 65535), default=2087, show_default=True, help="The port for --tcp."
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=2087,
+    show_default=True,
+    help="The port for --tcp.",
 )
 def server_command(tcp: bool, host: str, port: int) -> int:
     """Run the language server (LSP, for editors) over standard input/output.
