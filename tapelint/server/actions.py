@@ -8,7 +8,8 @@
 - "Fix all tapelint problems (safe)" (kind `source.fixAll.tapelint`, so editors can run it
   on save) applies every safe fix as `tapelint check --fix` does. It is offered when the
   document has a safe fix; its edit is computed when the client resolves it (the fixer
-  re-checks the file after each pass), or at once for a client that cannot resolve.
+  re-checks the file after each pass). A client that cannot resolve gets it only when it
+  asks for that kind of action (as on save), with its edit.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def quick_fixes(
         if key in noqa_lines or key[0] in comment_free:
             continue
         noqa_lines.add(key)
-        action = _noqa_action(located, text, index, result)
+        action = _noqa_action(located, text, index)
         if action is not None:
             actions.append(action)
     return actions
@@ -136,9 +137,7 @@ def _fix_action(
     )
 
 
-def _noqa_action(
-    located: Located, text: str, index: LineIndex, result: Result
-) -> types.CodeAction | None:
+def _noqa_action(located: Located, text: str, index: LineIndex) -> types.CodeAction | None:
     code = located.diagnostic.code
     number = located.diagnostic.start.line
     line = index.line(number)

@@ -44,12 +44,12 @@ class TapelintServer(LanguageServer):
         self.pages = RulePages()
         self.linting = Linting(self)
         self.shut_down = False
-        self._languages: dict[str, str | None] = {}
+        self.languages: dict[str, str | None] = {}  # of the open text documents
         self._reported: set[str] = set()
 
     def is_checked(self, uri: str) -> bool:
         """Whether a text document is Python (by its language, else by its name)."""
-        language = self._languages.get(uri)
+        language = self.languages.get(uri)
         if language:
             return language == PYTHON
         return uri.endswith(_CHECKED_SUFFIXES)
@@ -115,7 +115,7 @@ def build_server() -> TapelintServer:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: types.DidOpenTextDocumentParams) -> None:
         document = params.text_document
-        server._languages[document.uri] = document.language_id
+        server.languages[document.uri] = document.language_id
         if server.is_checked(document.uri):
             linting.changed(document.uri, delay=0)
 
@@ -131,7 +131,7 @@ def build_server() -> TapelintServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: types.DidCloseTextDocumentParams) -> None:
-        server._languages.pop(params.text_document.uri, None)
+        server.languages.pop(params.text_document.uri, None)
         linting.closed(params.text_document.uri)
 
     # ---------------------------------------------------------------- notebooks
@@ -194,7 +194,10 @@ def build_server() -> TapelintServer:
                 _capability(server, "text_document", "code_action", "resolve_support", "properties")
                 or ()
             )
-            found.append(fix_all if resolves else await resolve_code_action(fix_all))
+            if resolves:
+                found.append(fix_all)
+            elif only is not None:  # asked for by kind (on save): worth fixing the file now
+                found.append(await resolve_code_action(fix_all))
         return found or None
 
     @server.feature(types.CODE_ACTION_RESOLVE)
