@@ -12,19 +12,11 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 
 from tapelint.cli import cli as tapelint_cli
-from tests.cli_helpers import LOSS_OUTSIDE, NOT_RELEASED, PERSISTENT_ONCE, UNFILTERED
+from tests.cli_helpers import LOSS_OUTSIDE, PERSISTENT_ONCE, UNFILTERED
 from tests.server.session import Session, cli, finish, server_config
+from tests.server.sources import TWO_SAFE_ONE_UNSAFE
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-# Two safe fixes (TAP102 in the function, TAP103 in the module's loop) and an unsafe one.
-TWO_SAFE_ONE_UNSAFE = "\n\n".join(
-    [
-        PERSISTENT_ONCE,
-        NOT_RELEASED.replace("import tensorflow as tf\n", ""),
-        UNFILTERED.replace("import tensorflow as tf\n", ""),
-    ]
-)
 
 
 @pytest_lsp.fixture(config=server_config(), scope="module")

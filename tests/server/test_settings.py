@@ -11,7 +11,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.cli_helpers import LOSS_OUTSIDE, NOT_RELEASED, PERSISTENT_ONCE, UNFILTERED
+from tests.cli_helpers import LOSS_OUTSIDE, UNFILTERED
 from tests.server.session import (
     TIMEOUT,
     Session,
@@ -22,18 +22,12 @@ from tests.server.session import (
     published_key,
     server_config,
 )
+from tests.server.sources import TWO_SAFE_ONE_UNSAFE
 
 pytestmark = pytest.mark.asyncio
 
 # TAP101 at line 8 and TAP401 at line 16.
 TWO_FINDINGS = LOSS_OUTSIDE + "\n\n" + UNFILTERED.replace("import tensorflow as tf\n", "")
-TWO_SAFE_ONE_UNSAFE = "\n\n".join(
-    [
-        PERSISTENT_ONCE,
-        NOT_RELEASED.replace("import tensorflow as tf\n", ""),
-        UNFILTERED.replace("import tensorflow as tf\n", ""),
-    ]
-)
 
 
 @pytest_lsp.fixture(config=server_config())
