@@ -18,6 +18,7 @@ import io
 import re
 import tokenize
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
@@ -41,16 +42,53 @@ def wanted(only: Iterable[str] | None, kind: str) -> bool:
     return any(kind == asked or kind.startswith(f"{asked}.") for asked in only)
 
 
-def quick_fixes(
-    result: Result, uri: str, selected: types.Range, codec: PositionCodec
-) -> list[types.CodeAction]:
+@dataclass(frozen=True)
+class Edits:
+    """Workspace edits of the documents of one result.
+
+    `versioned` (for clients that support it): as document changes naming the version
+    they apply to, so that a client whose document moved on since refuses them instead of
+    applying them to the wrong text.
+    """
+
+    result: Result
+    codec: PositionCodec
+    versioned: bool
+
+    def to_texts(self, texts: dict[str, str]) -> types.WorkspaceEdit:
+        """Edits turning each document named in `texts` into that text."""
+        edits = {}
+        for uri, after in texts.items():
+            before = self.result.snapshot.text_of(uri)
+            edit = text_edit(before, after, LineIndex(before, self.codec))
+            if edit is not None:
+                edits[uri] = [edit]
+        return self.of(edits)
+
+    def of(self, edits: dict[str, list[types.TextEdit]]) -> types.WorkspaceEdit:
+        if not self.versioned:
+            return types.WorkspaceEdit(changes=edits)
+        changes = [
+            types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(
+                    uri=uri, version=self.result.snapshot.version_of(uri)
+                ),
+                edits=list(uri_edits),
+            )
+            for uri, uri_edits in edits.items()
+        ]
+        return types.WorkspaceEdit(document_changes=changes)
+
+
+def quick_fixes(uri: str, selected: types.Range, edits: Edits) -> list[types.CodeAction]:
     """The fixes and noqa actions for the findings of `uri` that touch `selected`."""
+    result = edits.result
     text = result.snapshot.text_of(uri)
-    index = LineIndex(text, codec)
+    index = LineIndex(text, edits.codec)
     touching = [located for located in result.on(uri) if _touches(located.lsp.range, selected)]
     actions = []
     for located in touching:
-        action = _fix_action(located, text, index, result)
+        action = _fix_action(located, text, index, edits)
         if action is not None:
             actions.append(action)
     noqa_lines: set[tuple[int, str]] = set()
@@ -60,13 +98,13 @@ def quick_fixes(
         if key in noqa_lines or key[0] in comment_free:
             continue
         noqa_lines.add(key)
-        action = _noqa_action(located, text, index)
+        action = _noqa_action(located, text, index, edits)
         if action is not None:
             actions.append(action)
     return actions
 
 
-def fix_all_action(result: Result, uri: str) -> types.CodeAction | None:
+def fix_all_action(result: Result) -> types.CodeAction | None:
     """The unresolved "fix all" action, when the document has a safe fix."""
     if not any(applicable(located.diagnostic.fix, unsafe=False) for located in result.found):
         return None
@@ -77,34 +115,6 @@ def fix_all_action(result: Result, uri: str) -> types.CodeAction | None:
     )
 
 
-def workspace_edit(
-    result: Result, texts: dict[str, str], codec: PositionCodec, *, versioned: bool
-) -> types.WorkspaceEdit:
-    """Edits turning each document of `result` named in `texts` into that text.
-
-    `versioned`: as document changes that name the version they apply to, so a client
-    whose document moved on refuses them instead of corrupting it.
-    """
-    edits: dict[str, list[types.TextEdit]] = {}
-    for uri, after in texts.items():
-        before = result.snapshot.text_of(uri)
-        edit = text_edit(before, after, LineIndex(before, codec))
-        if edit is not None:
-            edits[uri] = [edit]
-    if not versioned:
-        return types.WorkspaceEdit(changes=edits)
-    changes = [
-        types.TextDocumentEdit(
-            text_document=types.OptionalVersionedTextDocumentIdentifier(
-                uri=uri, version=result.snapshot.version_of(uri)
-            ),
-            edits=list(uri_edits),
-        )
-        for uri, uri_edits in edits.items()
-    ]
-    return types.WorkspaceEdit(document_changes=changes)
-
-
 def _touches(found: types.Range, selected: types.Range) -> bool:
     def key(position: types.Position) -> tuple[int, int]:
         return (position.line, position.character)
@@ -113,10 +123,10 @@ def _touches(found: types.Range, selected: types.Range) -> bool:
 
 
 def _fix_action(
-    located: Located, text: str, index: LineIndex, result: Result
+    located: Located, text: str, index: LineIndex, edits: Edits
 ) -> types.CodeAction | None:
     fix = located.diagnostic.fix
-    if not applicable(fix, unsafe=result.client.unsafe_fixes):
+    if not applicable(fix, unsafe=edits.result.client.unsafe_fixes):
         return None
     assert fix is not None
     # A notebook finding's edits are all in its own cell: one statement never spans cells.
@@ -133,11 +143,13 @@ def _fix_action(
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[located.lsp],
         is_preferred=safe,
-        edit=types.WorkspaceEdit(changes={located.uri: [edit]}),
+        edit=edits.of({located.uri: [edit]}),
     )
 
 
-def _noqa_action(located: Located, text: str, index: LineIndex) -> types.CodeAction | None:
+def _noqa_action(
+    located: Located, text: str, index: LineIndex, edits: Edits
+) -> types.CodeAction | None:
     code = located.diagnostic.code
     number = located.diagnostic.start.line
     line = index.line(number)
@@ -157,7 +169,7 @@ def _noqa_action(located: Located, text: str, index: LineIndex) -> types.CodeAct
         title=f"Add `# noqa: {code}` to line {number}",
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[located.lsp],
-        edit=types.WorkspaceEdit(changes={located.uri: [types.TextEdit(where, insert)]}),
+        edit=edits.of({located.uri: [types.TextEdit(where, insert)]}),
     )
 
 

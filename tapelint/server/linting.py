@@ -112,25 +112,40 @@ class Linting:
 
     # ------------------------------------------------------------------ results
     async def current(self, uri: str) -> Result | None:
-        """The result for the document's current version, checking it now if needed
-        (code actions and hovers must match the text the client shows)."""
-        for _ in range(3):  # the document may change while it is checked
-            snapshot = self.snapshot(uri)
-            if snapshot is None:
+        """The result for the document's current version (code actions and hovers must
+        match the text the client shows): the last one, or that of the check scheduled for
+        the document, waited for. A request never starts a check of its own, so requests
+        while the user types add no work. None when the document is closed, or its check
+        failed."""
+        while not self._closed:
+            version = self._version(uri)
+            if version is None:
                 return None
-            last = self._published.get(uri)
-            if (
-                last is not None
-                and last.snapshot.version == snapshot.version
-                and last.client == self._server.client_settings
-            ):
-                return last
-            result = await self._run(snapshot)
-            if result is None:
-                return None
-            if self._is_current(result.snapshot):
-                self._publish(result)
-                return result
+            fresh = self._fresh(uri, version)
+            if fresh is not None:
+                return fresh
+            task = self._pending.get(uri)
+            if task is None:  # nothing scheduled: the settings changed since, or it failed
+                self.changed(uri, delay=0, project=False)
+                task = self._pending[uri]
+            try:
+                await asyncio.shield(task)
+            except asyncio.CancelledError:
+                if not task.cancelled():
+                    raise  # the request itself was cancelled
+                continue  # superseded by a newer change: wait for that one's check
+            if self._version(uri) == version:
+                return self._fresh(uri, version)
+        return None
+
+    def _fresh(self, uri: str, version: int) -> Result | None:
+        last = self._published.get(uri)
+        if (
+            last is not None
+            and last.snapshot.version == version
+            and last.client == self._server.client_settings
+        ):
+            return last
         return None
 
     async def in_checker(self, work: Callable[..., T], *args: Any) -> T:
@@ -280,9 +295,13 @@ class Linting:
         return [*files, *(notebook.uri for notebook in workspace.notebook_documents.values())]
 
     def _is_current(self, snapshot: Snapshot) -> bool:
+        return self._version(snapshot.uri) == snapshot.version
+
+    def _version(self, uri: str) -> int | None:
+        """The open document's version; None when it is not open."""
         workspace = self._server.workspace
-        notebook = workspace.get_notebook_document(notebook_uri=snapshot.uri)
+        notebook = workspace.get_notebook_document(notebook_uri=uri)
         if notebook is not None:
-            return notebook.version == snapshot.version
-        document = workspace.text_documents.get(unquote(snapshot.uri))
-        return document is not None and document.version == snapshot.version
+            return notebook.version
+        document = workspace.text_documents.get(unquote(uri))
+        return document.version if document is not None else None

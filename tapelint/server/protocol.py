@@ -16,6 +16,7 @@ from tapelint.server.checking import fix_safely
 from tapelint.server.docs import RulePages, rule_page
 from tapelint.server.documents import PYTHON
 from tapelint.server.linting import Linting
+from tapelint.server.results import Result
 from tapelint.server.settings import ClientSettings, ProjectSettings, workspace_root
 
 _CHECKED_SUFFIXES = (".py", ".ipynb")
@@ -186,9 +187,8 @@ def build_server() -> TapelintServer:
         only = params.context.only
         found: list[types.CodeAction] = []
         if actions.wanted(only, types.CodeActionKind.QuickFix):
-            codec = server.workspace.position_codec
-            found.extend(actions.quick_fixes(result, uri, params.range, codec))
-        fix_all = actions.fix_all_action(result, uri)
+            found.extend(actions.quick_fixes(uri, params.range, _edits(server, result)))
+        fix_all = actions.fix_all_action(result)
         if fix_all is not None and actions.wanted(only, actions.FIX_ALL_KIND):
             resolves = "edit" in (
                 _capability(server, "text_document", "code_action", "resolve_support", "properties")
@@ -213,10 +213,7 @@ def build_server() -> TapelintServer:
             server.window_log_message(
                 types.LogMessageParams(type=types.MessageType.Warning, message=fixed.problem)
             )
-        versioned = bool(_capability(server, "workspace", "workspace_edit", "document_changes"))
-        action.edit = actions.workspace_edit(
-            result, fixed.texts, server.workspace.position_codec, versioned=versioned
-        )
+        action.edit = _edits(server, result).to_texts(fixed.texts)
         return action
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
@@ -281,6 +278,11 @@ async def _pull_settings(server: TapelintServer) -> None:
         types.ConfigurationParams(items=[types.ConfigurationItem(section="tapelint")])
     )
     server.update_settings(section)
+
+
+def _edits(server: TapelintServer, result: Result) -> actions.Edits:
+    versioned = _capability(server, "workspace", "workspace_edit", "document_changes")
+    return actions.Edits(result, server.workspace.position_codec, versioned=bool(versioned))
 
 
 def _document_of(server: TapelintServer, uri: str) -> str:

@@ -66,9 +66,9 @@ async def finish(client: LanguageClient) -> None:
         await client.shutdown_session()
 
 
-def capabilities(*, resolve: bool = True) -> types.ClientCapabilities:
-    """What an editor like VS Code says it can do (without `resolve`: cannot resolve code
-    actions, as some clients)."""
+def capabilities(*, basic: bool = False) -> types.ClientCapabilities:
+    """What an editor like VS Code says it can do; `basic`: a client that can neither
+    resolve code actions nor take versioned edits (document changes)."""
     return types.ClientCapabilities(
         workspace=types.WorkspaceClientCapabilities(
             configuration=True,
@@ -76,7 +76,7 @@ def capabilities(*, resolve: bool = True) -> types.ClientCapabilities:
             did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
                 dynamic_registration=True
             ),
-            workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True),
+            workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=not basic),
         ),
         text_document=types.TextDocumentClientCapabilities(
             synchronization=types.TextDocumentSyncClientCapabilities(did_save=True),
@@ -91,9 +91,9 @@ def capabilities(*, resolve: bool = True) -> types.ClientCapabilities:
                 ),
                 is_preferred_support=True,
                 data_support=True,
-                resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"])
-                if resolve
-                else None,
+                resolve_support=None
+                if basic
+                else types.ClientCodeActionResolveOptions(properties=["edit"]),
             ),
             hover=types.HoverClientCapabilities(
                 content_format=[types.MarkupKind.Markdown, types.MarkupKind.PlainText]
@@ -122,11 +122,11 @@ class Session:
         *,
         options: dict[str, Any] | None = None,
         trace: types.TraceValue | None = None,
-        resolve: bool = True,
+        basic: bool = False,
     ) -> tuple[Session, types.InitializeResult]:
         result = await client.initialize_session(
             types.InitializeParams(
-                capabilities=capabilities(resolve=resolve),
+                capabilities=capabilities(basic=basic),
                 root_uri=root.as_uri(),
                 workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
                 initialization_options=options,

@@ -124,7 +124,9 @@ async def test_hover_and_noqa_in_a_cell(session: Session):
     )
     assert hover.contents.value.startswith("TAP101 loss-outside-tape")
     [noqa] = await session.code_actions(second, diagnostic)
-    [edit] = noqa.edit.changes[second]
+    [change] = noqa.edit.document_changes
+    assert change.text_document.uri == second
+    [edit] = change.edits
     assert edit.new_text == "  # noqa: TAP101" and edit.range.start.line == 1
 
 

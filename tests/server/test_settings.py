@@ -11,10 +11,11 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.cli_helpers import LOSS_OUTSIDE, UNFILTERED
+from tests.cli_helpers import LOSS_OUTSIDE, PERSISTENT_ONCE, UNFILTERED
 from tests.server.session import (
     TIMEOUT,
     Session,
+    apply_edits,
     as_published,
     cli,
     cli_findings,
@@ -172,10 +173,11 @@ async def test_an_unsafe_fix_is_offered_only_when_the_settings_allow_it(
 async def test_fix_all_comes_with_its_edit_for_a_client_that_cannot_resolve(
     client: LanguageClient, tmp_path: Path
 ):
-    session, _ = await Session.start(client, tmp_path, resolve=False)
+    session, _ = await Session.start(client, tmp_path, basic=True)
     uri = session.open("train.py", TWO_SAFE_ONE_UNSAFE)
     found = await session.diagnostics(uri, version=1)
     [action] = await session.code_actions(uri, found[0], only=[types.CodeActionKind.Source])
+    assert action.edit.changes is not None  # the client takes no versioned edits
     session.apply(action.edit)
     assert session.texts[uri] == cli(TWO_SAFE_ONE_UNSAFE, "train.py", tmp_path, "--fix").stdout
 
@@ -232,3 +234,33 @@ async def test_each_publication_is_for_the_text_of_its_version(
         assert params.uri == uri
         assert sorted(map(published_key, params.diagnostics)) == expected[params.version]
     assert session.publications[-1].version == last
+
+
+async def test_requests_while_typing_wait_for_the_check_of_the_text_shown(
+    client: LanguageClient, tmp_path: Path
+):
+    """A code action asked for while the user types is for a version the client has shown
+    (the one it asked at, or a later one), its edit says which, and asking starts no check
+    of its own (each version is checked at most once)."""
+    session, _ = await Session.start(client, tmp_path, trace=types.TraceValue.Verbose)
+    uri = session.open("train.py", PERSISTENT_ONCE)
+    await session.diagnostics(uri, version=1)
+    whole = types.Range(types.Position(0, 0), types.Position(99, 0))
+    everything = types.Diagnostic(range=whole, message="")
+    texts = {}
+    requests = []
+    for n in range(1, 5):  # lines added at the top: each version's fix edits another line
+        text = "# a comment\n" * n + PERSISTENT_ONCE
+        version = session.change(uri, text)
+        texts[version] = text
+        requests.append((version, asyncio.ensure_future(session.code_actions(uri, everything))))
+        await asyncio.sleep(0)  # the request goes out now, before the next change
+    for asked_at, request in requests:
+        [fix] = [action for action in await request if action.is_preferred]
+        [change] = fix.edit.document_changes
+        version = change.text_document.version
+        assert version >= asked_at
+        fixed = apply_edits(texts[version], change.edits)
+        assert fixed == cli(texts[version], "train.py", tmp_path, "--fix").stdout
+    checks = [t for t in client.traces if t.startswith(f"checked {uri} ")]
+    assert len(checks) <= len(texts) + 1, checks
