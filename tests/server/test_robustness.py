@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 from pathlib import Path
 
 import pytest
@@ -13,10 +14,13 @@ from pytest_lsp import LanguageClient
 from tapelint.server.checking import FAULT_VARIABLE
 from tests.cli_helpers import LOSS_OUTSIDE
 from tests.server.session import (
+    SERVER,
+    TIMEOUT,
     Session,
     as_published,
     cli_findings,
     finish,
+    make_client,
     published_key,
     server_config,
 )
@@ -93,3 +97,35 @@ async def test_exit_without_shutdown_ends_the_process_with_status_1(
     client.exit(None)
     assert client._server is not None
     assert await asyncio.wait_for(client._server.wait(), 30) == 1
+
+
+async def test_tcp(tmp_path: Path):
+    """`tapelint server --tcp` serves one client on a port, then exits after `exit`."""
+    with socket.socket() as probe:  # a free port
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = await asyncio.create_subprocess_exec(
+        *SERVER, "--tcp", "--port", str(port), stderr=asyncio.subprocess.DEVNULL
+    )
+    try:
+        client = make_client()
+        deadline = asyncio.get_running_loop().time() + TIMEOUT
+        while True:
+            try:
+                await client.start_tcp("127.0.0.1", port)
+                break
+            except OSError:
+                if asyncio.get_running_loop().time() > deadline:
+                    raise
+                await asyncio.sleep(0.1)
+        session, result = await Session.start(client, tmp_path)
+        assert result.server_info is not None and result.server_info.name == "tapelint"
+        uri = session.open("train.py", LOSS_OUTSIDE)
+        assert [d.code for d in await session.diagnostics(uri, version=1)] == ["TAP101"]
+        await client.shutdown_async(None)
+        client.exit(None)
+        assert await asyncio.wait_for(server.wait(), TIMEOUT) == 0
+    finally:
+        if server.returncode is None:
+            server.kill()
+            await server.wait()
