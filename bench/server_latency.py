@@ -2,16 +2,22 @@
 """How long an editor waits for tapelint's diagnostics: didChange to publishDiagnostics.
 
     python3 -m pip install -e '.[server]'
-    python3 bench/server_latency.py            # about a minute on 2 busy cores
+    python3 bench/server_latency.py            # 2-4 minutes on 2 busy cores
 
 Starts `tapelint server` over stdio, opens a generated training module (1,000 lines, then
-5,000), waits for its first diagnostics (the warm-up: imports, first parse), then sends
-edits one at a time: each `didChange` changes one line inside a training step (a
-constant in a loss, so the findings stay the same), and the time until the server publishes
-diagnostics for that version is one sample. Prints the median and the 95th percentile.
+5,000; dense with tapes and findings: every training step holds one), waits for its first
+diagnostics, makes 5 unmeasured edits (the warm server), then sends edits one at a time:
+each `didChange` changes one constant inside a training step (the findings stay the same),
+and the time until the server publishes diagnostics for that version is one sample. Prints
+the median and the 95th percentile (nearest rank) of:
 
-The time includes the server's debounce (the pause it waits for more keystrokes before
-checking), so it is what a user sees after they stop typing.
+- the latency, didChange to publishDiagnostics: what a user waits after they stop typing,
+  the server's debounce included;
+- the CPU time of the server's check of each version (its checking thread, from the
+  server's `$/logTrace`): what the check costs, which other jobs on a shared machine do not
+  inflate; on an idle machine the latency is about this plus the debounce;
+- the wall time of the same check by the engine alone (`runner.run_stdin`, in this process,
+  while the server is idle): the latency less this is the server's own share.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import argparse
 import asyncio
 import os
 import platform
+import re
 import statistics
 import sys
 import tempfile
@@ -179,6 +186,9 @@ def _scale_line(text: str) -> tuple[int, int, int]:
     return line, start, end
 
 
+_TRACE = re.compile(r"checked (?P<uri>\S+) version (?P<version>\d+): .* \((?P<cpu>\d+) ms CPU\)$")
+
+
 class _Server:
     """`tapelint server` over stdio, with the time each version's diagnostics arrived."""
 
@@ -190,6 +200,14 @@ class _Server:
         self.client = LanguageClient("tapelint-latency-bench", "1")
         self.arrived: dict[tuple[str, int | None], float] = {}
         self.counts: dict[tuple[str, int | None], int] = {}
+        self.cpu: dict[tuple[str, int], float] = {}  # the server's CPU seconds per check
+
+        @self.client.feature(types.LOG_TRACE)
+        def traced(params: types.LogTraceParams) -> None:
+            found = _TRACE.match(params.message)
+            if found is not None:
+                key = (found["uri"], int(found["version"]))
+                self.cpu[key] = int(found["cpu"]) / 1000
 
         @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def published(params: types.PublishDiagnosticsParams) -> None:
@@ -205,6 +223,7 @@ class _Server:
                 capabilities=types.ClientCapabilities(),
                 root_uri=root.as_uri(),
                 workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+                trace=types.TraceValue.Verbose,  # each check's CPU time comes in its trace
             )
         )
         self.client.initialized(types.InitializedParams())
@@ -213,6 +232,15 @@ class _Server:
         await self.client.shutdown_async(None)
         self.client.exit(None)
         await self.client.stop()
+
+    async def cpu_of(self, uri: str, version: int, timeout: float = 30) -> float:
+        """The trace comes just before the diagnostics; allow for it anyway."""
+        deadline = time.perf_counter() + timeout
+        while (uri, version) not in self.cpu:
+            if time.perf_counter() > deadline:
+                raise TimeoutError(f"no trace of the check of version {version} of {uri}")
+            await asyncio.sleep(0.001)
+        return self.cpu[(uri, version)]
 
     async def wait(self, uri: str, version: int, timeout: float = 120) -> float:
         deadline = time.perf_counter() + timeout
@@ -225,10 +253,11 @@ class _Server:
 
 async def _measure(
     server: _Server, path: Path, samples: int, warmup: int, pause: float
-) -> tuple[int, list[float], list[float]]:
+) -> tuple[int, list[float], list[float], list[float]]:
     """After `warmup` unmeasured edits, `samples` edits to `path`: the number of findings,
-    each edit's latency, and the time the engine alone takes to check the edited text (in
-    this process, while the server is idle: the server's own share is the difference)."""
+    each edit's latency, the CPU time the server's check of it took, and the time the engine
+    alone takes to check the edited text (in this process, while the server is idle: the
+    server's own share is the difference)."""
     types = server.types
     text = path.read_text(encoding="utf-8")
     uri = path.as_uri()
@@ -241,6 +270,7 @@ async def _measure(
     findings = server.counts[(uri, 1)]
     line, start, end = _scale_line(text)
     latencies: list[float] = []
+    cpu: list[float] = []
     engine: list[float] = []
     for version in range(2, 2 + warmup + samples):
         value = f"{1 + version / 1000:.3f}"
@@ -262,9 +292,10 @@ async def _measure(
             raise RuntimeError(f"version {version}: {server.counts[(uri, version)]} findings")
         if version >= 2 + warmup:
             latencies.append(arrived - sent)
+            cpu.append(await server.cpu_of(uri, version))
             engine.append(_engine_seconds(text, path))
         await asyncio.sleep(pause)  # the user reads; the server is idle again
-    return findings, latencies, engine
+    return findings, latencies, cpu, engine
 
 
 def _engine_seconds(text: str, path: Path) -> float:
@@ -301,16 +332,18 @@ async def _bench(sizes: list[int], samples: int, warmup: int, pause: float) -> s
                 path = root / f"train_{size}.py"
                 path.write_text(training_source(size), encoding="utf-8")
                 lines = path.read_text(encoding="utf-8").count("\n")
-                findings, latencies, engine = await _measure(server, path, samples, warmup, pause)
+                measured = await _measure(server, path, samples, warmup, pause)
+                findings, latencies, cpu, engine = measured
                 rows.append(
                     f"| {lines:,} | {findings} | {len(latencies)} | {_ms(latencies)} "
-                    f"| {_ms(engine)} |"
+                    f"| {_ms(cpu)} | {_ms(engine)} |"
                 )
         finally:
             await server.stop()
     header = (
-        "| lines | findings | edits | median (ms) | p95 (ms) | engine alone: median | p95 |\n"
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        "| lines | findings | edits | latency median (ms) | p95 | server CPU per check: median "
+        "| p95 | engine alone, wall: median | p95 |\n"
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     )
     return "\n".join([header, *rows])
 
