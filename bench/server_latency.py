@@ -5,9 +5,9 @@
     python3 bench/server_latency.py            # 2-4 minutes on 2 busy cores
 
 Starts `tapelint server` over stdio, opens a generated training module (1,000 lines, then
-5,000; dense with tapes and findings: every training step holds one), waits for its first
+5,000; training steps with tapes, 15 findings per 1,000 lines), waits for its first
 diagnostics, makes 5 unmeasured edits (the warm server), then sends edits one at a time:
-each `didChange` changes one constant inside a training step (the findings stay the same),
+each `didChange` changes one constant inside a GAN step (the findings stay the same),
 and the time until the server publishes diagnostics for that version is one sample. Prints
 the median and the 95th percentile (nearest rank) of:
 
@@ -40,10 +40,12 @@ import tensorflow as tf
 
 '''
 
-# Realistic units: clean steps, data helpers and evaluation, and the bugs tapelint reports
-# (TAP101 loss after the block, TAP102/TAP103 persistent tapes, TAP401 unfiltered apply).
-UNITS = (
-    '''
+# Training code as projects write it, one unit after another (names numbered): most units
+# are clean (model builders, data pipelines, evaluation, and training steps done right), and
+# every third or so holds a bug tapelint reports (TAP101 a loss computed after the block,
+# TAP401 gradients applied unfiltered, TAP102 a persistent tape asked once): 15 findings in
+# 1,000 lines.
+CLEAN_STEP = '''
 def make_classifier_{i}(num_classes):
     """A small convolutional classifier."""
     return tf.keras.Sequential(
@@ -68,31 +70,16 @@ def classifier_step_{i}(model, optimizer, images, labels):
     pairs = [(g, v) for g, v in zip(grads, model.trainable_variables) if g is not None]
     optimizer.apply_gradients(pairs)
     return loss
-''',
-    '''
-def gan_step_{i}(generator, discriminator, gen_opt, disc_opt, images, noise_dim=100):
-    """GAN step: the discriminator's loss is built after the tapes stopped recording."""
-    noise = tf.random.normal([tf.shape(images)[0], noise_dim])
-    bce = tf.keras.losses.BinaryCrossentropy(from_logits=True)
-    with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
-        generated = generator(noise, training=True)
-        real_output = discriminator(images, training=True)
-        fake_output = discriminator(generated, training=True)
-        gen_loss = bce(tf.ones_like(fake_output), fake_output)
-    real_loss = bce(tf.ones_like(real_output), real_output)
-    fake_loss = bce(tf.zeros_like(fake_output), fake_output)
-    disc_loss = real_loss + fake_loss * {scale}
-    gen_grads = gen_tape.gradient(gen_loss, generator.trainable_variables)
-    disc_grads = disc_tape.gradient(disc_loss, discriminator.trainable_variables)
-    gen_opt.apply_gradients(
-        [(g, v) for g, v in zip(gen_grads, generator.trainable_variables) if g is not None]
-    )
-    disc_opt.apply_gradients(
-        [(g, v) for g, v in zip(disc_grads, discriminator.trainable_variables) if g is not None]
-    )
-    return gen_loss, disc_loss
-''',
-    '''
+'''
+DATA = '''
+def batches_{i}(features, labels, batch_size=32):
+    """Shuffled batches of a NumPy dataset."""
+    order = np.random.permutation(len(features))
+    for start in range(0, len(order), batch_size):
+        chosen = order[start : start + batch_size]
+        yield features[chosen], labels[chosen]
+
+
 def evaluate_{i}(model, dataset):
     """Mean loss and accuracy over a dataset; no tape here."""
     total, correct, count = 0.0, 0, 0
@@ -102,10 +89,48 @@ def evaluate_{i}(model, dataset):
         correct += int(np.sum(np.argmax(logits.numpy(), axis=-1) == labels.numpy()))
         count += int(labels.shape[0])
     return total / max(count, 1), correct / max(count, 1)
-
-
+'''
+CLEAN_GAN = '''
+def gan_step_{i}(generator, discriminator, gen_opt, disc_opt, images, noise_dim=100):
+    """GAN step: both losses computed while their tapes record."""
+    noise = tf.random.normal([tf.shape(images)[0], noise_dim])
+    bce = tf.keras.losses.BinaryCrossentropy(from_logits=True)
+    with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
+        generated = generator(noise, training=True)
+        real_output = discriminator(images, training=True)
+        fake_output = discriminator(generated, training=True)
+        gen_loss = bce(tf.ones_like(fake_output), fake_output)
+        real_loss = bce(tf.ones_like(real_output), real_output)
+        fake_loss = bce(tf.zeros_like(fake_output), fake_output)
+        disc_loss = real_loss + fake_loss * {scale}
+    gen_grads = gen_tape.gradient(gen_loss, generator.trainable_variables)
+    disc_grads = disc_tape.gradient(disc_loss, discriminator.trainable_variables)
+    gen_opt.apply_gradients(
+        [(g, v) for g, v in zip(gen_grads, generator.trainable_variables) if g is not None]
+    )
+    disc_opt.apply_gradients(
+        [(g, v) for g, v in zip(disc_grads, discriminator.trainable_variables) if g is not None]
+    )
+    return gen_loss, disc_loss
+'''
+LOSS_AFTER_BLOCK = '''
+def wgan_critic_step_{i}(critic, generator, critic_opt, images, noise_dim=128):
+    """Critic step whose loss is built after the tape stopped recording (TAP101)."""
+    noise = tf.random.normal([tf.shape(images)[0], noise_dim])
+    with tf.GradientTape() as tape:
+        fake = generator(noise, training=False)
+        real_score = critic(images, training=True)
+        fake_score = critic(fake, training=True)
+    critic_loss = tf.reduce_mean(fake_score) - tf.reduce_mean(real_score)
+    grads = tape.gradient(critic_loss, critic.trainable_variables)
+    critic_opt.apply_gradients(
+        [(g, v) for g, v in zip(grads, critic.trainable_variables) if g is not None]
+    )
+    return critic_loss
+'''
+UNFILTERED_APPLY = '''
 def actor_critic_step_{i}(actor, critic, actor_opt, critic_opt, states, actions, returns):
-    """Actor-critic update; both optimizers are fed the raw gradient lists."""
+    """Actor-critic update; the critic's gradients are applied unfiltered (TAP401)."""
     with tf.GradientTape() as actor_tape, tf.GradientTape() as critic_tape:
         logits = actor(states, training=True)
         values = tf.squeeze(critic(states, training=True), axis=-1)
@@ -116,31 +141,16 @@ def actor_critic_step_{i}(actor, critic, actor_opt, critic_opt, states, actions,
         critic_loss = tf.reduce_mean(tf.square(advantages))
     actor_grads = actor_tape.gradient(actor_loss, actor.trainable_variables)
     critic_grads = critic_tape.gradient(critic_loss, critic.trainable_variables)
-    actor_opt.apply_gradients(zip(actor_grads, actor.trainable_variables))
+    actor_opt.apply_gradients(
+        [(g, v) for g, v in zip(actor_grads, actor.trainable_variables) if g is not None]
+    )
     critic_opt.apply_gradients(zip(critic_grads, critic.trainable_variables))
     return actor_loss, critic_loss
-''',
-    '''
-def autoencoder_step_{i}(encoder, decoder, enc_opt, dec_opt, batch):
-    """Encoder and decoder updated from one persistent tape that is never released."""
-    with tf.GradientTape(persistent=True) as tape:
-        codes = encoder(batch, training=True)
-        recon = decoder(codes, training=True)
-        loss = tf.reduce_mean(tf.square(batch - recon))
-    enc_grads = tape.gradient(loss, encoder.trainable_variables)
-    dec_grads = tape.gradient(loss, decoder.trainable_variables)
-    enc_opt.apply_gradients(
-        [(g, v) for g, v in zip(enc_grads, encoder.trainable_variables) if g is not None]
-    )
-    dec_opt.apply_gradients(
-        [(g, v) for g, v in zip(dec_grads, decoder.trainable_variables) if g is not None]
-    )
-    tf.print("reconstruction loss", loss)
-    return loss
-
-
+'''
+PERSISTENT_ONCE = '''
+@tf.function
 def regression_step_{i}(model, optimizer, x, y):
-    """A persistent tape asked for one gradient only."""
+    """A persistent tape asked for one gradient only (TAP102)."""
     with tf.GradientTape(persistent=True) as tape:
         predictions = model(x, training=True)
         loss = tf.reduce_mean(tf.keras.losses.mse(y, predictions))
@@ -149,15 +159,18 @@ def regression_step_{i}(model, optimizer, x, y):
         [(g, v) for g, v in zip(grads, model.trainable_variables) if g is not None]
     )
     return loss
-
-
-def batches_{i}(features, labels, batch_size=32):
-    """Shuffled batches of a NumPy dataset."""
-    order = np.random.permutation(len(features))
-    for start in range(0, len(order), batch_size):
-        chosen = order[start : start + batch_size]
-        yield features[chosen], labels[chosen]
-''',
+'''
+UNITS = (
+    CLEAN_STEP,
+    DATA,
+    CLEAN_GAN,
+    LOSS_AFTER_BLOCK,
+    CLEAN_STEP,
+    DATA,
+    UNFILTERED_APPLY,
+    CLEAN_GAN,
+    CLEAN_STEP,
+    PERSISTENT_ONCE,
 )
 
 
@@ -173,8 +186,8 @@ def training_source(target_lines: int) -> str:
 
 
 def _scale_line(text: str) -> tuple[int, int, int]:
-    """(line, start, end), 0-based, of the constant the edits change: the GAN loss scale
-    nearest the middle of the file."""
+    """(line, start, end), 0-based, of the constant the edits change: the loss scale of
+    the clean GAN step nearest the middle of the file."""
     lines = text.split("\n")
     token = "fake_loss * "
     found = [n for n, line in enumerate(lines) if token in line]
