@@ -2,7 +2,7 @@
 """How long an editor waits for tapelint's diagnostics: didChange to publishDiagnostics.
 
     python3 -m pip install -e '.[server]'
-    python3 bench/server_latency.py            # 2-4 minutes on 2 busy cores
+    python3 bench/server_latency.py            # 3-6 minutes on 2 busy cores
 
 Starts `tapelint server` over stdio, opens a generated training module (1,000 lines, then
 5,000; training steps with tapes, 15 findings per 1,000 lines), waits for its first
