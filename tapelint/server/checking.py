@@ -35,8 +35,8 @@ class CheckFault(RuntimeError):
 def check(snapshot: Snapshot, settings: Settings) -> list[Diagnostic]:
     """The diagnostics of the snapshot; for a notebook each has the cell it is in."""
     _provoke_fault(snapshot)
-    report = run_stdin(_data(snapshot), str(snapshot.path), settings, Options(force_exclude=True))
-    return report.report.diagnostics
+    result = run_stdin(_data(snapshot), str(snapshot.path), settings, Options(force_exclude=True))
+    return result.report.diagnostics
 
 
 @dataclass(frozen=True)
