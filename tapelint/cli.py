@@ -492,5 +492,32 @@ def validate_command(
         raise click.ClickException(str(error)) from None
 
 
+@cli.command("server")
+@click.option("--tcp", is_flag=True, help="Listen on a TCP port instead of standard input/output.")
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address for --tcp.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=2087,
+    show_default=True,
+    help="The port for --tcp.",
+)
+def server_command(tcp: bool, host: str, port: int) -> int:
+    """Run the language server (LSP, for editors) over standard input/output.
+
+    Exit status: 0 after the client's `shutdown` and `exit`, 1 when it exits without
+    `shutdown` or disconnects.
+    """
+    try:
+        from tapelint.server import serve
+    except ModuleNotFoundError as error:
+        if (error.name or "").split(".")[0] not in {"pygls", "lsprotocol"}:
+            raise
+        raise click.ClickException(
+            f"the language server needs {error.name}: pip install 'tapelint[server]'"
+        ) from None
+    return serve((host, port) if tcp else None)
+
+
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     cli.main(args=argv, prog_name="tapelint")

@@ -1,0 +1,34 @@
+"""`tapelint server`: a language server, so that editors show tapelint's findings as you
+type and fix them from a lightbulb.
+
+Built on pygls and lsprotocol (the `server` extra). Modules, one job each:
+
+- `protocol`: which LSP messages are handled, and by what;
+- `documents`: snapshots of open Python files and notebooks;
+- `settings`: each document's project configuration, and the editor's settings on top;
+- `linting`: when documents are checked, stale results dropped, what is published;
+- `checking`: a check or a fix, the way `tapelint check --stdin-filename` does it;
+- `results`, `convert`: diagnostics on the right document, in the client's positions;
+- `actions`: quick fixes, `# noqa`, fix all; `docs`: rule documentation (hover, links).
+
+Like `tapelint check`, it never imports TensorFlow.
+"""
+
+from __future__ import annotations
+
+from tapelint.server.protocol import build_server
+
+
+def serve(tcp: tuple[str, int] | None = None) -> int:
+    """Serve one client over standard input/output, or on a TCP port. The exit status is
+    0 when the client asked for `shutdown` before `exit`, else 1 (as the protocol says)."""
+    server = build_server()
+    try:
+        if tcp is None:
+            server.start_io()
+        else:
+            server.start_tcp(*tcp)
+    finally:
+        server.linting.shutdown()
+        server.pages.close()
+    return 0 if server.shut_down else 1
