@@ -85,13 +85,13 @@ async def test_per_file_ignores_and_excludes_apply_as_for_the_command(
 ):
     (tmp_path / "pyproject.toml").write_text(
         '[tool.tapelint]\nextend-exclude = ["generated/"]\n'
-        'per-file-ignores = { "tests/**" = ["TAP101"] }\n',
+        'per-file-ignores = { "scripts/**" = ["TAP101"] }\n',
         encoding="utf-8",
     )
     session, _ = await Session.start(client, tmp_path)
     for name, expected_codes in [
         ("src/train.py", ["TAP101", "TAP401"]),
-        ("tests/test_train.py", ["TAP401"]),
+        ("scripts/train.py", ["TAP401"]),
         ("generated/train.py", []),
     ]:
         uri = session.open(name, TWO_FINDINGS)
