@@ -12,7 +12,7 @@ import gc
 import io
 import re
 import tokenize
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -106,13 +106,17 @@ class Linter:
         *,
         is_notebook: bool = False,
         context: ModuleContext | None = None,
+        origin: LineOrigin | None = None,
     ) -> FileAnalysis:
         """The diagnostics of one source text, the summary of its module (for the project
-        index), and the names outside it the check looked up in `context`'s index."""
+        index), and the names outside it the check looked up in `context`'s index.
+        `origin` maps a line of `text` to (cell, line within the cell) for a notebook's
+        program: the summary's sites (and so related locations and the messages that
+        name them) are then placed in cells; diagnostics stay in program lines."""
         if not self.codes or not self._trigger_test.in_text(text):
             return FileAnalysis([])
         with _gc_paused():
-            found = self._analyze(text, path, is_notebook, context or ModuleContext())
+            found = self._analyze(text, path, is_notebook, context or ModuleContext(), origin)
         lines = text.split("\n")
         lines_of = {d.start.line: lines[d.start.line - 1] for d in found.diagnostics}
         kept = unsuppressed(found.diagnostics, lines_of, text)
@@ -120,7 +124,12 @@ class Linter:
         return found
 
     def _analyze(
-        self, text: str, path: str, is_notebook: bool, context: ModuleContext
+        self,
+        text: str,
+        path: str,
+        is_notebook: bool,
+        context: ModuleContext,
+        origin: LineOrigin | None,
     ) -> FileAnalysis:
         lines = text.split("\n")
         sparse = relevant_source(text, self.triggers)
@@ -142,8 +151,12 @@ class Linter:
         )
         model.path = path
         locate = _Locator(model, sparse, lines)
-        summary = summarize(model, path, locate.place)
+        summary = summarize(model, path, _placer(locate, origin))
         model.index = (context.index or ProjectIndex()).with_module(summary)
+        if context.is_package:
+            # A package's own names may be its submodules' (`pkg.utils.f` asked in
+            # `pkg/__init__.py`): record every name it asks, its own ones included.
+            model.index.own_module = None
         findings = [(type(rule), f) for rule in self.rules for f in rule.findings(model)]
         diagnostics = self._locate(locate, path, findings)
         return FileAnalysis(diagnostics, summary, frozenset(model.index.asked))
@@ -308,6 +321,24 @@ class _Locator:
 
 
 _NEWLINE = re.compile(r"\r\n?|\n")
+
+# A notebook program's line -> (cell, line within the cell).
+LineOrigin = Callable[[int], tuple[int, int]]
+
+
+def _placer(
+    locate: _Locator, origin: LineOrigin | None
+) -> Callable[[cst.CSTNode], tuple[int, int, int | None]]:
+    """Where a summary's site is: a line of the file, or a cell and a line in it."""
+    if origin is None:
+        return locate.place
+
+    def place(node: cst.CSTNode) -> tuple[int, int, int | None]:
+        line, column, _ = locate.place(node)
+        cell, cell_line = origin(line)
+        return cell_line, column, cell
+
+    return place
 
 
 def _positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position
-from tapelint.engine import Linter
+from tapelint.engine import FileAnalysis, Linter, ModuleContext
 from tapelint.fixer import FixError, fix_source
 from tapelint.source import SyntaxProblem
 
@@ -146,26 +146,48 @@ def read_notebook(data: bytes) -> NotebookProgram | None:
     return NotebookProgram(text, tuple(origins), tuple(code_cells), tuple(problems), document)
 
 
-def check_notebook(linter: Linter, data: bytes, path: str) -> list[Diagnostic]:
+def check_notebook(
+    linter: Linter, data: bytes, path: str, context: ModuleContext | None = None
+) -> list[Diagnostic]:
     """Diagnostics of one notebook, located by cell and line within the cell."""
+    return analyze_notebook(linter, data, path, context).diagnostics
+
+
+def analyze_notebook(
+    linter: Linter, data: bytes, path: str, context: ModuleContext | None = None
+) -> FileAnalysis:
+    """`Linter.analyze_text` of a notebook's program: its diagnostics located by cell and
+    line within the cell, and its summary's sites too (so related locations and the
+    messages that name them point into cells)."""
     if not linter.codes or not any(t.encode() in data for t in linter.triggers):
-        return []
+        return FileAnalysis([])
     try:
         program = read_notebook(data)
     except NotebookError as error:
-        return linter.unreadable(path, str(error))
+        return FileAnalysis(linter.unreadable(path, str(error)))
     if program is None:
-        return []
+        return FileAnalysis([])
     diagnostics = [
         dataclasses.replace(d, cell=cell)
         for cell, problem in program.problems
         for d in linter.unparsable(path, problem)
     ]
-    diagnostics.extend(_located(linter.check_text(program.text, path, is_notebook=True), program))
-    return sorted(diagnostics, key=lambda d: d.sort_key)
+    found = linter.analyze_text(
+        program.text, path, is_notebook=True, context=context, origin=program.origin
+    )
+    diagnostics.extend(_located(found.diagnostics, program))
+    found.diagnostics = sorted(diagnostics, key=lambda d: d.sort_key)
+    return found
 
 
-def fix_notebook(linter: Linter, data: bytes, path: str, *, unsafe: bool) -> FixedNotebook:
+def fix_notebook(
+    linter: Linter,
+    data: bytes,
+    path: str,
+    *,
+    unsafe: bool,
+    context: ModuleContext | None = None,
+) -> FixedNotebook:
     """The notebook with its fixes applied. Raises FixError when they cannot be."""
     try:
         program = read_notebook(data)
@@ -178,7 +200,7 @@ def fix_notebook(linter: Linter, data: bytes, path: str, *, unsafe: bool) -> Fix
         raise FixError(f"a cell contains tapelint's own cell-end line `{_CELL_END}`")
 
     def lint(text: str) -> list[Diagnostic]:
-        return linter.check_text(text, path, is_notebook=True)
+        return linter.check_text(text, path, is_notebook=True, context=context)
 
     result = fix_source(program.text, lint, unsafe=unsafe)
     changes = _changed_cells(program, result.text)
@@ -187,7 +209,7 @@ def fix_notebook(linter: Linter, data: bytes, path: str, *, unsafe: bool) -> Fix
         keep_list = isinstance(cell.get("source"), list)
         cell["source"] = after.splitlines(keepends=True) if keep_list else after
     fixed_data = dump(program.document) if changes else data
-    remaining = check_notebook(linter, fixed_data, path)
+    remaining = check_notebook(linter, fixed_data, path, context)
     return FixedNotebook(fixed_data, result.fixed if changes else 0, remaining, changes)
 
 

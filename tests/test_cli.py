@@ -200,14 +200,14 @@ def test_paths_outside_the_current_directory_are_shown_absolute(tmp_path, monkey
 
 
 def test_an_internal_error_in_one_file_is_one_line_and_the_run_goes_on(mixed, monkeypatch):
-    original = Linter.check_bytes
+    original = Linter.analyze_bytes
 
-    def broken(self, data, path):
+    def broken(self, data, path, context=None):
         if path == "b_persistent.py":
             raise RuntimeError("boom")
-        return original(self, data, path)
+        return original(self, data, path, context)
 
-    monkeypatch.setattr(Linter, "check_bytes", broken)
+    monkeypatch.setattr(Linter, "analyze_bytes", broken)
     result = run_cli("check")
     assert result.exit_code == 2
     assert "error: b_persistent.py: internal error: RuntimeError: boom" in result.stderr
