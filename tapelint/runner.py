@@ -42,7 +42,6 @@ from tapelint.checking import (
     analysis_without_parsing,
     display_path,
     finish_file,
-    first_pass,
     fixed_source,
 )
 from tapelint.config import Settings
@@ -54,7 +53,15 @@ from tapelint.project.modules import MAIN, ModuleName
 from tapelint.project.views import View
 from tapelint.project.workspace import Project
 
-__all__ = ["Options", "Report", "StdinResult", "display_path", "run", "run_stdin"]
+__all__ = [
+    "Options",
+    "Report",
+    "StdinResult",
+    "check_in_project",
+    "display_path",
+    "run",
+    "run_stdin",
+]
 
 # A file is checked again at most this many times with a wider view (each time its check
 # asked about names its view had not followed; one is almost always enough).
@@ -147,6 +154,10 @@ def _first_passes(
             data = read_source(task.source.path)
         except OSError:
             pending.append((index, None, 0))  # its first pass reports it (TAP002)
+            continue
+        if not task.linter.may_report(data):
+            results[index] = Analysed(FileAnalysis([]))
+            progress.tick()
             continue
         task = tasks[index] = dataclasses.replace(
             task, module=project.module_of(task.source.real, data)
@@ -430,22 +441,36 @@ def _check_stdin(
     task: FileTask, data: bytes, project: Project
 ) -> tuple[list[Diagnostic], ModuleContext] | str:
     """The diagnostics of the source and the context they came from; or an internal error."""
-    first = first_pass(task, data, None, None)
-    if first.error is not None:
-        return first.error
-    analysis, real = first.analysis, task.source.real
-    view = project.recheck_view(real, task.module, analysis)
-    diagnostics, context = analysis.diagnostics, project.context(task.module, None)
+    try:
+        return check_in_project(
+            lambda context: analyse_data(task, data, context),
+            task.source.real,
+            task.module,
+            project,
+        )
+    except Exception as error:  # an engine bug: one line, as for a file
+        return f"{task.display}: internal error: {type(error).__name__}: {error}"
+
+
+def check_in_project(
+    analyse: Callable[[ModuleContext], FileAnalysis],
+    path: str,
+    module: ModuleName,
+    project: Project,
+) -> tuple[list[Diagnostic], ModuleContext]:
+    """One source of file `path` (module `module`) checked with its project's index, the
+    way a run checks each file: `analyse` runs the check in a context. The diagnostics
+    and the context they came from (to fix in)."""
+    analysis = analyse(project.context(module, None))
+    view = project.recheck_view(path, module, analysis)
+    diagnostics, context = analysis.diagnostics, project.context(module, None)
     for _ in range(MAX_RECHECKS):
         if view is None:
             break
-        context = project.context(task.module, view)
-        try:
-            again = analyse_data(task, data, context)
-        except Exception as error:  # an engine bug: one line, as for a file
-            return f"{task.display}: internal error: {type(error).__name__}: {error}"
+        context = project.context(module, view)
+        again = analyse(context)
         diagnostics = again.diagnostics
         if again.asked <= view.names:
             break
-        view = project.view(real, task.module, analysis.summary, view.names | again.asked)
+        view = project.view(path, module, analysis.summary, view.names | again.asked)
     return diagnostics, context

@@ -50,9 +50,10 @@ class View:
     paths: frozenset[str]  # the module files whose summaries it holds
 
 
-# A module file's summary under its own module name, and that name; None when the file
-# cannot be read or parsed.
-LoadSummary = Callable[[str], tuple[str, ModuleSummary] | None]
+# A module file's summary under its own module name, and that name, for a look-up of a
+# name in it (the first part of the rest of a qualified name); None when the file cannot
+# be read or parsed.
+LoadSummary = Callable[[str, str], tuple[str, ModuleSummary] | None]
 
 
 def build_view(
@@ -75,11 +76,12 @@ def build_view(
             continue
         followed.add(name)
         for module, rest in _splits(name):
-            found = _module(module, roots, own, layout, load)
+            found = _module(module, rest.partition(".")[0], roots, own, layout, load)
             if found is None:
                 continue
             path, summary = found
-            modules[module] = summary
+            if module not in modules or _blank(modules[module]):
+                modules[module] = summary  # blank when the module defines what was asked
             if path is not None:
                 paths.add(path)
             if depth < MAX_DEPTH:
@@ -90,6 +92,7 @@ def build_view(
 
 def _module(
     module: str,
+    wanted: str,
     roots: tuple[str, ...],
     own: ModuleSummary | None,
     layout: ModuleLayout,
@@ -98,11 +101,15 @@ def _module(
     if own is not None and module == own.module:
         return None, own
     path = layout.locate(module, roots)
-    loaded = load(path) if path is not None else None
+    loaded = load(path, wanted) if path is not None else None
     if loaded is None:
         return None
     name, summary = loaded
     return path, summary if name == module else renamed(summary, name, module)
+
+
+def _blank(summary: ModuleSummary) -> bool:
+    return not (summary.functions or summary.aliases or summary.star_imports or summary.bases)
 
 
 def _consulted(summary: ModuleSummary, rest: str) -> Iterator[str]:

@@ -17,6 +17,7 @@ safe: use it from one thread.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,12 +38,22 @@ from tapelint.project.modules import ModuleLayout, ModuleName
 from tapelint.project.views import View, build_view
 
 
+# An import statement, with its parenthesised or backslash-continued lines (a superset:
+# imports inside functions, or in strings, count too).
+_IMPORT_STATEMENT = re.compile(
+    rb"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b(?:[ \t]*\([^)]*\)|(?:[^\\\n]|\\[\s\S])*)",
+    re.MULTILINE,
+)
+_WORD = re.compile(rb"\w+|\*")
+
+
 @dataclass
 class _Module:
     name: ModuleName
     summary: ModuleSummary | None  # from the analysis; None: not analysed (no trigger)
     imports: ModuleSummary | None = None  # the bindings, for a module with no summary
     imports_read: bool = False
+    imported: frozenset[str] | None = None  # the words of its import statements
     stamp: tuple[int, int] | None = None  # (mtime, size) of the file it was read from
 
 
@@ -147,8 +158,12 @@ class Project:
         return ModuleContext(module.name, module.is_package, view.index if view else None)
 
     # ------------------------------------------------------------------ loading
-    def _load(self, path: str) -> tuple[str, ModuleSummary] | None:
-        """Module file `path`'s name and summary (its bindings when it has none)."""
+    def _load(self, path: str, wanted: str) -> tuple[str, ModuleSummary] | None:
+        """Module file `path`'s name and summary, for a look-up of `wanted` in it. A
+        module with no summary has its import bindings; when no import statement of it
+        names `wanted` or imports `*`, they cannot bind it, and a blank summary says the
+        same without a parse (checking TensorFlow's own sources, most names asked about
+        are functions of modules that have no trigger)."""
         if path not in self._modules:
             self._modules[path] = self._analysed(path)
         entry = self._modules[path]
@@ -158,6 +173,8 @@ class Project:
             return None
         if entry.summary is not None:
             return entry.name.name, entry.summary
+        if not entry.imports_read and not self._may_bind(path, entry, wanted):
+            return entry.name.name, ModuleSummary(entry.name.name)
         if not entry.imports_read:
             entry.imports = self._imports(path, entry.name)
             entry.imports_read = True
@@ -197,6 +214,14 @@ class Project:
         if self._cache is not None and key is not None:
             self._cache.put_imports(key, summary)
         return summary
+
+    def _may_bind(self, path: str, entry: _Module, wanted: str) -> bool:
+        if entry.imported is None:
+            words: set[str] = set()
+            for statement in _IMPORT_STATEMENT.findall(self._read(path) or b""):
+                words.update(word.decode() for word in _WORD.findall(statement))
+            entry.imported = frozenset(words)
+        return wanted in entry.imported or "*" in entry.imported
 
     def _read(self, path: str) -> bytes | None:
         if path in self._sources:
