@@ -92,6 +92,7 @@ class ModuleLayout:
     def add_run_files(self, paths: list[str]) -> None:
         """The files being checked: always part of the project, wherever they are."""
         self._run_files.update(paths)
+        self._located.clear()
 
     # ------------------------------------------------------------------ names of files
     def module_of(self, path: str, data: bytes | None = None) -> ModuleName:
