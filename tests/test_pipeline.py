@@ -200,8 +200,7 @@ def test_the_result_is_the_one_a_complete_index_gives(project):
     }
     data = {path: (project / path).read_bytes() for path in modules}
     summaries = [
-        linter.analyze_bytes(data[path], path, context).summary
-        for path, context in modules.items()
+        linter.analyze_bytes(data[path], path, context).summary for path, context in modules.items()
     ]
     # pkg/__init__.py has no trigger: the index gets its import bindings.
     summaries[0] = imports_module.import_summary(data["pkg/__init__.py"].decode(), _name("pkg"))
@@ -235,9 +234,9 @@ def test_one_file_alone_is_checked_as_in_a_run_over_the_project(project, target)
 
 
 def run_cli_stdin(project: Path, target: str) -> str:
+    command = ["check", "--output-format", "json", "--no-cache", "--stdin-filename", target, "-"]
     process = subprocess.run(
-        [sys.executable, "-m", "tapelint", "check", "--output-format", "json", "--no-cache"]
-        + ["--stdin-filename", target, "-"],
+        [sys.executable, "-m", "tapelint", *command],
         input=(project / target).read_bytes(),
         cwd=project,
         capture_output=True,

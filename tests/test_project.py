@@ -55,9 +55,7 @@ def step(model, optimizer, x):
 
 def layout(root: Path, excluded: tuple[str, ...] = ()) -> ModuleLayout:
     real = os.path.realpath(root)
-    return ModuleLayout(
-        real, lambda path: not any(part in excluded for part in Path(path).parts)
-    )
+    return ModuleLayout(real, lambda path: not any(part in excluded for part in Path(path).parts))
 
 
 def real(root: Path, relative: str) -> str:
@@ -70,7 +68,12 @@ def real(root: Path, relative: str) -> str:
     [
         (["train.py"], "train.py", "train", False),
         (["scripts/run.py"], "scripts/run.py", "run", False),
-        (["pkg/__init__.py", "pkg/sub/__init__.py", "pkg/sub/m.py"], "pkg/sub/m.py", "pkg.sub.m", False),
+        (
+            ["pkg/__init__.py", "pkg/sub/__init__.py", "pkg/sub/m.py"],
+            "pkg/sub/m.py",
+            "pkg.sub.m",
+            False,
+        ),
         (["pkg/__init__.py", "pkg/sub/__init__.py"], "pkg/sub/__init__.py", "pkg.sub", True),
         (["src/pkg/__init__.py", "src/pkg/m.py"], "src/pkg/m.py", "pkg.m", False),
         # A package below a directory without `__init__.py`: named from its own top.

@@ -37,7 +37,6 @@ from tapelint.project.imports import import_summary
 from tapelint.project.modules import ModuleLayout, ModuleName
 from tapelint.project.views import View, build_view
 
-
 # An import statement, with its parenthesised or backslash-continued lines (a superset:
 # imports inside functions, or in strings, count too).
 _IMPORT_STATEMENT = re.compile(
