@@ -22,6 +22,7 @@ from tapelint.analysis import FileModel, build_model
 from tapelint.analysis.function_summaries import summarize
 from tapelint.analysis.summaries import ModuleSummary, ProjectIndex
 from tapelint.analysis.test_code import is_test_path
+from tapelint.call_starts import CallStarts
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position, Related
 from tapelint.registry import rule_by_code_or_name
 from tapelint.rule import Finding, NodeEdit, Rule
@@ -234,10 +235,16 @@ class _Locator:
         # a block (or the module) -> lines before each of its statements, as far as needed
         self._lines_before: dict[cst.CSTNode, list[int]] = {}
         self._whole: Mapping[cst.CSTNode, CodeRange] | None = None
+        self._calls = CallStarts(model, sparse.text)
         self._header_lines = sum(self._line_count(line) for line in self._module.header)
 
     def place(self, node: cst.CSTNode) -> tuple[int, int, int | None]:
-        """(line, column, cell) of where `node` starts, for a summary's sites."""
+        """(line, column, cell) of where `node` starts, for a summary's sites: a call from
+        Python's `ast` where it can be (`tapelint.call_starts`), else as for a report."""
+        if isinstance(node, cst.Call):
+            found = self._calls.start(node)
+            if found is not None:
+                return self._sparse.original_line(found[0]), found[1] + 1, None
         start, _ = self.span(node)
         return start.line, start.column, None
 
