@@ -8,8 +8,8 @@ text, so they correspond statement by statement: a simple statement line of libc
 many `ast` statements as it has small statements, any other statement is one; and within
 one simple statement line, the calls taken in source order (libcst's pre-order; `ast`'s
 sorted by start, the enclosing call first) are the same calls. Where that correspondence
-is not plain (a call in the header of a compound statement, in an `else:` or `except:`
-block, a call in parentheses of its own), `start` says None and the caller uses libcst.
+is not plain (a call in the header of a compound statement or in a one-line block, a call
+in parentheses of its own), `start` says None and the caller uses libcst.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ class CallStarts:
         self._text = text
         self._tree: ast.Module | None = None
         self._lines: list[str] = []
-        # a block's owner -> `ast` index of each of its statements, as far as needed
-        self._indexes: dict[cst.CSTNode, list[int]] = {}
+        # (a block's owner, which of its blocks) -> `ast` index of each of its statements
+        self._indexes: dict[tuple[cst.CSTNode, int], list[int]] = {}
 
     def start(self, node: cst.Call) -> tuple[int, int] | None:
         """(line, 0-based column in code points) of where `node` starts in the text."""
@@ -65,26 +65,47 @@ class CallStarts:
                 self._tree = ast.Module(body=[], type_ignores=[])
             self._lines = _LINE_END.split(self._text)
         owner: cst.CSTNode = self._model.module
-        block: list[ast.stmt] = self._tree.body
+        ast_owner: ast.AST = self._tree
         for statement in path:
-            body = _block_of(owner)
+            if statement is getattr(owner, "orelse", None):  # an `elif`: the `else:` is it
+                orelse = getattr(ast_owner, "orelse", None)
+                if not isinstance(statement, cst.If) or not orelse:
+                    return None
+                if len(orelse) != 1 or not isinstance(orelse[0], ast.If):
+                    return None
+                owner, ast_owner = statement, orelse[0]
+                continue
             index = self._model.stmt_parent[statement][2]
-            if body is None or index >= len(body) or body[index] is not statement:
+            blocks, ast_blocks = _blocks_of(owner), _ast_blocks_of(ast_owner)
+            if len(blocks) != len(ast_blocks):
                 return None
-            first = self._ast_index(owner, body, index)
+            number = next(
+                (
+                    number
+                    for number, block in enumerate(blocks)
+                    if block is not None and index < len(block) and block[index] is statement
+                ),
+                None,
+            )
+            if number is None:
+                return None
+            block, ast_block = blocks[number], ast_blocks[number]
+            assert block is not None
+            first = self._ast_index((owner, number), block, index)
             if statement is path[-1]:
                 assert isinstance(statement, cst.SimpleStatementLine)
-                found = block[first : first + len(statement.body)]
+                found = ast_block[first : first + len(statement.body)]
                 return found if len(found) == len(statement.body) else None
-            inner = block[first] if first < len(block) else None
-            inner_block = getattr(inner, "body", None)
-            if not isinstance(inner_block, list):
+            if first >= len(ast_block):
                 return None
-            owner, block = statement, inner_block
+            owner, ast_owner = statement, ast_block[first]
         return None
 
-    def _ast_index(self, owner: cst.CSTNode, body: Sequence[cst.CSTNode], index: int) -> int:
-        counts = self._indexes.setdefault(owner, [0])
+    def _ast_index(
+        self, key: tuple[cst.CSTNode, int], body: Sequence[cst.CSTNode], index: int
+    ) -> int:
+        """The index in the `ast` block of statement `index` of libcst's block."""
+        counts = self._indexes.setdefault(key, [0])
         while len(counts) <= index:
             previous = body[len(counts) - 1]
             size = len(previous.body) if isinstance(previous, cst.SimpleStatementLine) else 1
@@ -92,11 +113,30 @@ class CallStarts:
         return counts[index]
 
 
-def _block_of(owner: cst.CSTNode) -> Sequence[cst.CSTNode] | None:
+def _blocks_of(owner: cst.CSTNode) -> list[Sequence[cst.CSTNode] | None]:
+    """The statement blocks of a module or compound statement, in the order of
+    `_ast_blocks_of`: the body, each `except:`, the `else:`, the `finally:` (None for one
+    it does not have, or that is not an indented block)."""
     if isinstance(owner, cst.Module):
-        return owner.body
-    block = getattr(owner, "body", None)
-    return block.body if isinstance(block, cst.IndentedBlock) else None
+        return [owner.body]
+    suites = [
+        getattr(owner, "body", None),
+        *(handler.body for handler in getattr(owner, "handlers", ())),
+        getattr(getattr(owner, "orelse", None), "body", None),
+        getattr(getattr(owner, "finalbody", None), "body", None),
+    ]
+    return [suite.body if isinstance(suite, cst.IndentedBlock) else None for suite in suites]
+
+
+def _ast_blocks_of(owner: ast.AST) -> list[list[ast.stmt]]:
+    if isinstance(owner, ast.Module):
+        return [owner.body]
+    return [
+        getattr(owner, "body", []),
+        *(handler.body for handler in getattr(owner, "handlers", ())),
+        getattr(owner, "orelse", []),
+        getattr(owner, "finalbody", []),
+    ]
 
 
 def _calls_in(statement: cst.CSTNode) -> list[cst.Call]:
