@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +57,7 @@ from tapelint.project.workspace import Project
 __all__ = [
     "Options",
     "Report",
+    "RunStats",
     "StdinResult",
     "check_in_project",
     "display_path",
@@ -70,13 +72,32 @@ MAX_RECHECKS = 4
 _CHECK_ONLY = Options()
 
 
+@dataclass
+class RunStats:
+    """What a run's passes did (the benchmark reports what the index costs from these)."""
+
+    files: int = 0
+    first_parsed: int = 0  # files the first pass parsed (not answered without a parse)
+    rechecked: int = 0  # files checked again with the index, parsed
+    rechecked_from_cache: int = 0
+    modules_analysed: int = 0  # modules outside the run analysed for their summaries
+    imports_read: int = 0  # modules without a summary parsed for their imports
+    first_seconds: float = 0.0
+    index_seconds: float = 0.0  # building the views and deciding which files depend on them
+    second_seconds: float = 0.0  # checking again (and fixing)
+
+
 def run(
     paths: Sequence[str],
     settings: Settings,
     options: Options,
     on_progress: Callable[[int, int], None] | None = None,
+    stats: RunStats | None = None,
 ) -> Report:
-    """Check `paths`; `on_progress(done, total)` is called as each file pass finishes."""
+    """Check `paths`; `on_progress(done, total)` is called as each file pass finishes, and
+    `stats`, when given, is filled in."""
+    stats = stats if stats is not None else RunStats()
+    started = time.perf_counter()
     found = discover(
         paths,
         root=settings.root,
@@ -97,9 +118,12 @@ def run(
         for source in found.files
     ]
     progress = _Progress(len(tasks), on_progress)
-    first = _first_passes(tasks, project, cache, options, progress)
-    for file_report in _second_passes(tasks, first, project, cache, options, progress):
+    stats.files = len(tasks)
+    first = _first_passes(tasks, project, cache, options, progress, stats)
+    stats.first_seconds = time.perf_counter() - started
+    for file_report in _second_passes(tasks, first, project, cache, options, progress, stats):
         report.add(file_report)
+    stats.modules_analysed, stats.imports_read = project.loaded
     report.diagnostics.sort(key=lambda d: d.sort_key)
     return report
 
@@ -141,6 +165,7 @@ def _first_passes(
     cache: ResultCache | None,
     options: Options,
     progress: _Progress,
+    stats: RunStats,
 ) -> list[Analysed]:
     """Each file's first pass, answered in this process when no parse is needed (no
     trigger, a cache hit); `tasks` get their module names."""
@@ -177,6 +202,7 @@ def _first_passes(
         display = tasks[pending[position][0]].display
         return Analysed(FileAnalysis([]), error=f"{display}: internal error: {why}")
 
+    stats.first_parsed = len(pending)
     parallel.run_all(
         analyse_file,
         [(tasks[index], cache, key) for index, key, _ in pending],
@@ -210,7 +236,9 @@ def _second_passes(
     cache: ResultCache | None,
     options: Options,
     progress: _Progress,
+    stats: RunStats,
 ) -> list[Report]:
+    started = time.perf_counter()
     reports: list[Report | None] = [None] * len(tasks)
     final: dict[int, tuple[list[Diagnostic], View | None]] = {}  # diagnostics, their view
     rechecks: list[_Recheck] = []
@@ -230,8 +258,11 @@ def _second_passes(
             hit = _cached_recheck(cache, key, project, task, analysis, view)
             if hit is not None:
                 final[index] = hit
+                stats.rechecked_from_cache += 1
                 continue
         rechecks.append(_Recheck(index, view, key))
+    stats.rechecked = len(rechecks)
+    stats.index_seconds = time.perf_counter() - started
     progress.more(len(rechecks))
     _recheck(rechecks, tasks, first, project, cache, options, reports, final, progress)
     to_fix = [
@@ -243,6 +274,7 @@ def _second_passes(
         reports[index] = Report(diagnostics=diagnostics)
     progress.more(len(to_fix))
     _fix(to_fix, tasks, project, options, reports, progress)
+    stats.second_seconds = time.perf_counter() - started - stats.index_seconds
     return [report if report is not None else Report() for report in reports]
 
 

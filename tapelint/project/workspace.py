@@ -80,6 +80,8 @@ class Project:
         self._sources: dict[str, bytes] = {}
         self._used: dict[str, frozenset[str]] = {}
         self._excluded: dict[str, bool] = {}
+        # (modules analysed for their summaries, modules parsed for their imports only)
+        self.loaded = (0, 0)
 
     # ------------------------------------------------------------------ what files are
     def module_of(self, path: str, data: bytes | None = None) -> ModuleName:
@@ -193,6 +195,7 @@ class Project:
         done, key = analysis_without_parsing(task, data, self._cache)
         if done is None:
             done = first_pass(task, data, self._cache, key)
+            self.loaded = (self.loaded[0] + 1, self.loaded[1])
         if done.error is not None:
             return None
         return _Module(module, done.analysis.summary, stamp=self._stamp(path))
@@ -206,6 +209,7 @@ class Project:
             found, summary = self._cache.get_imports(key)
             if found:
                 return summary
+        self.loaded = (self.loaded[0], self.loaded[1] + 1)
         try:
             summary = import_summary(decode_source(data), module)
         except (UnicodeDecodeError, SyntaxError, LookupError):
