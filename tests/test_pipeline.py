@@ -430,3 +430,32 @@ def test_sarif_carries_related_locations_and_validates(project):
             "message": {"text": "`tape.gradient` in `compute_grads`"},
         }
     ]
+
+
+# ---------------------------------------------------------------------- a long-lived process
+def test_a_language_server_keeps_one_project_and_sees_open_buffers(project):
+    """What `tapelint server` does: one `Project` per project root, the text of open
+    documents handed to it, each check through `run_stdin`, and `dependents` to know which
+    open documents to check again when one changes."""
+    from tapelint.config import Settings
+    from tapelint.project.workspace import Project
+    from tapelint.runner import Options, run_stdin
+
+    make_project(project)
+    settings = Settings(root=project)
+    workspace = Project(settings, watch_disk=True)
+    train = (project / "train.py").read_bytes()
+
+    def lines() -> list[int]:
+        result = run_stdin(train, "train.py", settings, Options(), project=workspace)
+        return [d.start.line for d in result.report.diagnostics]
+
+    assert lines() == [9, 16]
+    grads = os.path.realpath(project / "pkg" / "grads.py")
+    assert workspace.dependents(grads) == {os.path.realpath(project / "train.py")}
+    workspace.set_source(grads, FILTERED_GRADS.encode())  # edited in the editor, not saved
+    assert lines() == [16]
+    workspace.drop_source(grads)  # closed without saving
+    assert lines() == [9, 16]
+    write(project, "pkg/update.py", "def apply_all(optimizer, grads, variables):\n    pass\n")
+    assert lines() == [9]  # saved by another program: seen on disk
