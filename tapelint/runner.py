@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tapelint import parallel
+from tapelint.analysis.summaries import ModuleSummary
 from tapelint.cache import ResultCache
 from tapelint.checking import (
     Analysed,
@@ -253,8 +254,7 @@ def _second_passes(
             continue
         key = None
         if cache is not None and done.key is not None:
-            own = view.index.with_module(analysis.summary)  # type: ignore[arg-type]
-            key = cache.recheck_key(done.key, own.digest(analysis.asked))
+            key = cache.recheck_key(done.key, _digest(view, analysis.summary, analysis.asked))
             hit = _cached_recheck(cache, key, project, task, analysis, view)
             if hit is not None:
                 final[index] = hit
@@ -294,8 +294,13 @@ def _cached_recheck(
     diagnostics, asked, digest = found
     if not asked <= view.names:
         view = project.view(task.source.real, task.module, analysis.summary, view.names | asked)
-    own = view.index.with_module(analysis.summary)  # type: ignore[arg-type]
-    return (diagnostics, view) if own.digest(asked) == digest else None
+    return (diagnostics, view) if _digest(view, analysis.summary, asked) == digest else None
+
+
+def _digest(view: View, summary: ModuleSummary | None, names: frozenset[str]) -> str:
+    """What `view`, with the file's own module, says of `names` (`ProjectIndex.digest`)."""
+    assert summary is not None  # a file that has a view was parsed
+    return view.index.with_module(summary).digest(names)
 
 
 def _recheck(
@@ -343,10 +348,8 @@ def _recheck(
             elif asked <= recheck.view.names or recheck.rounds + 1 >= MAX_RECHECKS:
                 final[recheck.index] = (result.report.diagnostics, recheck.view)
                 if cache is not None and recheck.key is not None:
-                    own = recheck.view.index.with_module(analysis.summary)  # type: ignore[arg-type]
-                    cache.put_recheck(
-                        recheck.key, result.report.diagnostics, asked, own.digest(asked)
-                    )
+                    digest = _digest(recheck.view, analysis.summary, asked)
+                    cache.put_recheck(recheck.key, result.report.diagnostics, asked, digest)
             else:
                 wider = project.view(
                     task.source.real, task.module, analysis.summary, recheck.view.names | asked
