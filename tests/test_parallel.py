@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 from tapelint import parallel
 from tapelint.engine import Linter
 from tests.cli_helpers import (
@@ -37,20 +35,6 @@ def make_repository(root, files: int = 40) -> None:
     os.mkfifo(root / "pipe.py")
     total = sum(p.stat().st_size for p in root.rglob("mod_*.py"))
     assert total > parallel.POOL_MIN_BYTES
-
-
-@pytest.fixture
-def pools(monkeypatch):
-    """Records the worker count of every pool a run starts (the pool itself is real)."""
-    started: list[int] = []
-    original = parallel.ProcessPoolExecutor
-
-    def recording(workers, **kwargs):
-        started.append(workers)
-        return original(workers, **kwargs)
-
-    monkeypatch.setattr(parallel, "ProcessPoolExecutor", recording)
-    return started
 
 
 def test_parallel_run_prints_exactly_what_jobs_1_prints(project, pools):

@@ -154,22 +154,10 @@ def test_helpers_in_other_modules_are_followed(project):
     ]
 
 
-@pytest.fixture
-def pools(monkeypatch):
-    """Every run gets a pool (whatever its size), and the worker counts are recorded."""
-    started: list[int] = []
-    original = parallel.ProcessPoolExecutor
-
-    def recording(workers, **kwargs):
-        started.append(workers)
-        return original(workers, **kwargs)
-
-    monkeypatch.setattr(parallel, "ProcessPoolExecutor", recording)
-    monkeypatch.setattr(parallel, "POOL_MIN_BYTES", 0)
-    return started
-
-
-def test_output_depends_neither_on_jobs_nor_on_path_order_nor_on_the_cache(project, pools):
+def test_output_depends_neither_on_jobs_nor_on_path_order_nor_on_the_cache(
+    project, pools, monkeypatch
+):
+    monkeypatch.setattr(parallel, "POOL_MIN_BYTES", 0)  # every pass of a parallel run in a pool
     make_project(project)
     reference = check_json("--no-cache", "--jobs", "1")
     assert findings(reference) == EXPECTED

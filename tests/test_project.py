@@ -19,36 +19,16 @@ from tapelint.project.views import renamed
 from tapelint.project.workspace import Project
 from tapelint.registry import all_rules
 from tests.cli_helpers import write
+from tests.test_pipeline import FILTERED_GRADS, RAW_GRADS
 
 LINTER = Linter([r for r in all_rules() if not r.preview])
 
-RAW_HELPER = """\
-import tensorflow as tf
-
-
-def get_grads(model, x):
-    with tf.GradientTape() as tape:
-        loss = tf.reduce_mean(model(x))
-    return tape.gradient(loss, model.trainable_variables)
-"""
-
-FILTERING_HELPER = """\
-import tensorflow as tf
-
-
-def get_grads(model, x):
-    with tf.GradientTape() as tape:
-        loss = tf.reduce_mean(model(x))
-    grads = tape.gradient(loss, model.trainable_variables)
-    return [g for g in grads if g is not None]
-"""
-
 CALLER = """\
-from {module} import get_grads
+from {module} import compute_grads
 
 
 def step(model, optimizer, x):
-    grads = get_grads(model, x)
+    grads = compute_grads(model, x)
     optimizer.apply_gradients(zip(grads, model.trainable_variables))
 """
 
@@ -262,9 +242,9 @@ def test_renaming_knows_every_field_of_a_summary():
 
 
 def test_digest_changes_with_what_the_index_says_of_the_names():
-    raw = _summary_of(RAW_HELPER, "utils")
-    filtering = _summary_of(FILTERING_HELPER, "utils")
-    names = ["utils.get_grads", "utils.missing"]
+    raw = _summary_of(RAW_GRADS, "utils")
+    filtering = _summary_of(FILTERED_GRADS, "utils")
+    names = ["utils.compute_grads", "utils.missing"]
     first = summaries.ProjectIndex([raw]).digest(names)
     assert first == summaries.ProjectIndex([raw]).digest(reversed(names))
     assert first != summaries.ProjectIndex([filtering]).digest(names)
@@ -295,15 +275,15 @@ def _codes(project: Project, path: str, text: str) -> list[str]:
 
 
 def test_project_reads_modules_again_when_they_change(project):
-    helper = write(project, "utils.py", RAW_HELPER)
+    helper = write(project, "utils.py", RAW_GRADS)
     caller = CALLER.format(module="utils")
     train = real(project, "train.py")
     workspace = _project(project)
     assert _codes(workspace, train, caller) == ["TAP401"]
     assert workspace.dependents(real(project, "utils.py")) == {train}
-    helper.write_text(FILTERING_HELPER + "\n")  # another size: seen without being told
+    helper.write_text(FILTERED_GRADS + "\n")  # another size: seen without being told
     assert _codes(workspace, train, caller) == []
-    workspace.set_source(real(project, "utils.py"), RAW_HELPER.encode())  # an open editor
+    workspace.set_source(real(project, "utils.py"), RAW_GRADS.encode())  # an open editor
     assert _codes(workspace, train, caller) == ["TAP401"]
     workspace.drop_source(real(project, "utils.py"))
     assert _codes(workspace, train, caller) == []
@@ -314,6 +294,6 @@ def test_project_sees_modules_created_after_it_looked(project):
     train = real(project, "train.py")
     workspace = _project(project)
     assert _codes(workspace, train, caller) == []
-    write(project, "helpers.py", RAW_HELPER)
+    write(project, "helpers.py", RAW_GRADS)
     workspace.changed(real(project, "helpers.py"))
     assert _codes(workspace, train, caller) == ["TAP401"]
