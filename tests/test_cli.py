@@ -144,7 +144,7 @@ def test_json_output_shape_and_values(mixed):
     assert result.stderr == ""  # no summary in JSON mode
     loss, persistent = json.loads(result.stdout)
     keys = {"path", "line", "column", "end_line", "end_column", "code", "name", "severity"}
-    keys |= {"message", "fix"}
+    keys |= {"message", "fix", "related"}
     assert set(loss) == set(persistent) == keys
     assert loss == {
         "path": "a_loss.py",
@@ -157,6 +157,7 @@ def test_json_output_shape_and_values(mixed):
         "severity": "error",
         "message": loss["message"],
         "fix": None,
+        "related": [],
     }
     assert loss["message"].startswith("`loss` is computed after the `with` block of `tape`")
     assert (persistent["code"], persistent["severity"]) == ("TAP102", "warning")
