@@ -111,7 +111,9 @@ class Project:
         self.layout.forget()
 
     def dependents(self, path: str) -> set[str]:
-        """The files whose last `context` or `recheck_view` held module `path`."""
+        """The checked files whose last view (`view`, `recheck_view`) held module `path`:
+        what to check again when it changes. (A module that did not exist, or did not
+        resolve, is in no view: when files are created, check the open files again.)"""
         return {checked for checked, used in self._used.items() if path in used}
 
     # ------------------------------------------------------------------ indexes
