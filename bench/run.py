@@ -31,12 +31,21 @@ benchmark process the child was forked from.)
 The scaling tables run tapelint cold on a generated corpus: one training-step file copied
 10, 100 and 1000 times, and single files of about 1k, 10k and 100k lines. "net per 1k
 lines" subtracts the time to check one tiny file (interpreter start, imports, discovery).
+
+With `--training-repo PATH` (a checkout of a repository of training code, such as
+google/uncertainty-baselines), a second table times tapelint cold and warm and ruff on it,
+run from its root (the project root, where imports are resolved), and tapelint cold on three
+of its files with a tape (what a pre-commit hook checks). "What the index costs" runs
+`tapelint.runner.run` once, cold, on each corpus and reports its passes (`RunStats`): the
+files the first pass parsed, those checked again with the project index, the modules
+outside the run analysed or read for their imports, and the seconds of each step.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
 import platform
 import shutil
@@ -113,6 +122,7 @@ class Command:
     corpus: Corpus
     prepare: str | None = None  # "fresh-cache" or "warm-cache"
     slow: bool = False  # fewer runs
+    cwd: Path | None = None  # where it runs (default: the scratch directory)
 
 
 @dataclass(frozen=True)
@@ -297,6 +307,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--fixit", help="a fixit executable (default: bench/.fixit-venv)")
     parser.add_argument("--skip-fixit", action="store_true")
     parser.add_argument("--skip-scaling", action="store_true")
+    parser.add_argument(
+        "--training-repo",
+        type=Path,
+        help="a checkout of a repository of training code for a second table "
+        "(e.g. google/uncertainty-baselines)",
+    )
     args = parser.parse_args(argv)
     try:
         return _bench(args)
@@ -333,17 +349,104 @@ def _bench(args: argparse.Namespace) -> int:
             ),
             Command("fixit lint (subset)", (tools.fixit, "lint", *subset_paths), subset, slow=True),
         ]
+    training = _training_commands(args.training_repo, tools) if args.training_repo else []
     print(_machine(cores, tools), flush=True)
     with tempfile.TemporaryDirectory(prefix="tapelint-bench-") as scratch:
         work = Path(scratch)
-        results, outputs = _timed_rounds(commands, work, args)
+        results, outputs = _timed_rounds([*commands, *training], work, args)
         print(_main_table(commands, results))
         cold, serial, warm = (outputs[command.label] for command in commands[:3])
         print(f"\nwarm output identical to cold: {'yes' if warm == cold else 'NO'}")
         print(f"--jobs 1 output identical to the parallel run: {'yes' if serial == cold else 'NO'}")
+        if training:
+            print(f"\nTraining repository: {args.training_repo.resolve()}\n")
+            print(_main_table(training, results))
+            cold, warm = outputs[training[0].label], outputs[training[1].label]
+            print(f"\nwarm output identical to cold: {'yes' if warm == cold else 'NO'}")
+        index_runs = [(commands[0], work)]
+        if training:
+            index_runs.append((training[0], args.training_repo.resolve()))
+        print(_index_costs(index_runs))
         if not args.skip_scaling:
             print(_scaling(work, tools, args.runs))
     return 0
+
+
+def _training_commands(repo: Path, tools: Tools) -> list[Command]:
+    """tapelint cold and warm, ruff, and a pre-commit-sized run, from the repository's root."""
+    repo = repo.resolve()
+    if not repo.is_dir():
+        raise BenchError(f"{repo}: not a directory")
+    corpus = measure_corpus([repo])
+    with_tapes = sorted(
+        path
+        for path in repo.rglob("*.py")
+        if b"GradientTape" in path.read_bytes() and ".tapelint_cache" not in path.parts
+    )
+    if len(with_tapes) < 3:
+        raise BenchError(f"{repo}: fewer than three files with a GradientTape")
+    # Three files spread over the sorted list: a hook's batch of staged files.
+    few = [with_tapes[len(with_tapes) * k // 4] for k in (1, 2, 3)]
+    few_corpus = measure_corpus(few)
+    tapelint = (tools.tapelint, "check", "-q")
+    relative = tuple(str(path.relative_to(repo)) for path in few)
+    return [
+        Command("tapelint cold (training repo)", (*tapelint, "."), corpus, "fresh-cache", cwd=repo),
+        Command("tapelint warm (training repo)", (*tapelint, "."), corpus, "warm-cache", cwd=repo),
+        Command(
+            "ruff check --no-cache (training repo)",
+            (tools.ruff, "check", "--no-cache", "-q", "."),
+            corpus,
+            cwd=repo,
+        ),
+        Command(
+            "tapelint cold, 3 files (training repo, a pre-commit run)",
+            (*tapelint, *relative),
+            few_corpus,
+            "fresh-cache",
+            cwd=repo,
+        ),
+    ]
+
+
+# Runs in a fresh interpreter: one cold run with `RunStats`, printed as JSON.
+_STATS_SCRIPT = """
+import dataclasses, json, sys
+from tapelint.config import load_settings
+from tapelint.runner import Options, RunStats, run
+stats = RunStats()
+run(sys.argv[1:], load_settings(), Options(), stats=stats)
+print(json.dumps(dataclasses.asdict(stats)))
+"""
+
+
+def _index_costs(runs: Sequence[tuple[Command, Path]]) -> str:
+    """What each pass of one cold run does, on each corpus."""
+    rows = [
+        "\nWhat the index costs (one cold run without a cache, `RunStats`):\n",
+        "| corpus | files | parsed, first pass | checked again | modules analysed / imports "
+        "read outside the run | first pass s | index s | second pass s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for command, cwd in runs:
+        process = subprocess.run(
+            [sys.executable, "-c", _STATS_SCRIPT, *command.argv[3:]],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if process.returncode != 0:
+            raise BenchError(f"the stats run failed: {process.stderr.strip()[-300:]}")
+        stats = json.loads(process.stdout.splitlines()[-1])
+        rows.append(
+            f"| {command.label.replace('tapelint cold', '').strip(' ()') or 'TensorFlow + Keras'} "
+            f"| {stats['files']:,} | {stats['first_parsed']:,} | {stats['rechecked']:,} "
+            f"| {stats['modules_analysed']} / {stats['imports_read']} "
+            f"| {stats['first_seconds']:.2f} | {stats['index_seconds']:.2f} "
+            f"| {stats['second_seconds']:.2f} |"
+        )
+    return "\n".join(rows)
 
 
 def _argv(command: Command, work: Path, run: str) -> list[str]:
@@ -352,7 +455,7 @@ def _argv(command: Command, work: Path, run: str) -> list[str]:
     if command.prepare == "fresh-cache":
         argv[2:2] = ["--cache-dir", str(work / f"cache-{command.label}-{run}".replace(" ", "_"))]
     elif command.prepare == "warm-cache":
-        argv[2:2] = ["--cache-dir", str(work / "cache-warm")]
+        argv[2:2] = ["--cache-dir", str(work / f"cache-warm-{command.corpus.files}")]
     return argv
 
 
@@ -367,14 +470,17 @@ def _timed_rounds(
     outputs: dict[str, str] = {}
     for command in commands:
         if not command.slow:
-            outputs[command.label] = run_once(_argv(command, work, "warmup"), work).stdout
+            warmup = run_once(_argv(command, work, "warmup"), command.cwd or work)
+            outputs[command.label] = warmup.stdout
     for round_ in range(args.runs):
         shift = round_ % len(commands)
         for command in [*commands[shift:], *commands[:shift]]:
             if command.slow and round_ >= args.slow_runs:
                 continue
             first_slow = command.slow and round_ == 0
-            sample = run_once(_argv(command, work, str(round_)), work, sample_memory=first_slow)
+            sample = run_once(
+                _argv(command, work, str(round_)), command.cwd or work, sample_memory=first_slow
+            )
             result = results[command.label]
             result.times.append(sample.seconds)
             result.cpu_times.append(sample.cpu_seconds)
@@ -388,14 +494,17 @@ def _timed_rounds(
         print(f"round {round_ + 1}/{args.runs} done", file=sys.stderr, flush=True)
     for command in commands:
         if not command.slow:
-            sample = run_once(_argv(command, work, "memory"), work, sample_memory=True)
+            sample = run_once(
+                _argv(command, work, "memory"), command.cwd or work, sample_memory=True
+            )
             result = results[command.label]
             result.tree_pss_kb, result.largest_rss_kb = sample.tree_pss_kb, sample.largest_rss_kb
     return results, outputs
 
 
 def _main_table(commands: Sequence[Command], results: dict[str, Result]) -> str:
-    cold = results["tapelint cold"]
+    """Each command against the first (tapelint cold on the same corpus)."""
+    cold = results[commands[0].label]
     cold_per_line = cold.median / commands[0].corpus.lines
     rows = [
         "| command | files | lines | wall s (median) | files/s | lines/s | CPU s (median) "

@@ -1,17 +1,23 @@
 """Results of unchanged files, kept between runs: a content-hash cache.
 
-What is cached: the diagnostics `Linter.check_bytes` returns for one file, i.e. the lint
-result of exact bytes, before any fix. Files that never mention a trigger are not cached
-(the substring test that skips them is cheaper than a cache lookup).
-
-Never stale, by construction: an entry's key is a SHA-256 of everything the result depends
-on, so a change to any of them is a different key and the old entry is simply not found:
-- the file's bytes and the path it is reported under;
-- the rule codes that apply to the file (selection, preview and per-file-ignores);
-- the whole configuration (`Settings`), so a future setting that changes what a rule
-  reports cannot be forgotten here;
-- tapelint's version and a fingerprint (name, size, mtime) of its own source files, so an
-  upgrade, or an edit to an editable install, starts a fresh cache.
+Three kinds of entry, each the result of a pure function of what its key holds:
+- a file's analysis (`Linter.analyze_bytes` with its module's name and the library's
+  index only): its diagnostics, its module's summary and the names outside it the check
+  asked about. Keyed by the file's bytes, the path it is reported under, the rule codes
+  that apply to it (selection, preview and per-file-ignores) and its module name;
+- a file re-checked with the project index (`analysis_key` plus a digest of what that
+  index says of the names the first check asked about): its diagnostics and the names
+  this check asked about, with the digest of what the index said of those. An entry is
+  used only when the index of this run says the same of them (`ProjectIndex.digest`),
+  so editing a helper module another file used invalidates that file's entry, and
+  nothing else;
+- the import bindings of a module that is not analysed (`tapelint.project.imports`),
+  keyed by its bytes and its module name.
+Every key also holds the whole configuration (`Settings`), so a future setting that
+changes a result cannot be forgotten here, and tapelint's version and a fingerprint
+(name, size, mtime) of its own source files, so an upgrade, or an edit to an editable
+install, starts a fresh cache. Files that never mention a trigger get no analysis entry
+(the substring test that skips them is cheaper than a lookup). Notebooks are not cached.
 
 Fixing: the cache holds lint results only. `--fix` and `--diff` still run the fixer, from
 scratch, on every file whose (cached or fresh) diagnostics have a fix to apply; files with
@@ -39,19 +45,22 @@ from typing import Any
 
 import tapelint
 from tapelint import rules as rules_package
+from tapelint.analysis.summaries import ModuleSummary
 from tapelint.config import Settings
-from tapelint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
-from tapelint.engine import Linter
-from tapelint.rule import Rule
+from tapelint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Related, Severity
+from tapelint.engine import FileAnalysis
 
 # Bump when the entry format changes.
-FORMAT = 1
+FORMAT = 2
 
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by tapelint.\n"
     "# For information about cache directory tags see https://bford.info/cachedir/\n"
 )
+
+# What a corrupt or foreign entry raises while it is decoded: a miss.
+_UNREADABLE = (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError)
 
 
 class ResultCache:
@@ -71,26 +80,96 @@ class ResultCache:
                 marker.write_text(content, encoding="utf-8")
         return cls(directory, _salt(settings))
 
-    def key(self, data: bytes, display: str, codes: frozenset[str]) -> str:
+    # ------------------------------------------------------------------ keys
+    def analysis_key(self, data: bytes, display: str, codes: frozenset[str], module: str) -> str:
+        """`module`: the file's module name, `/__init__` added for a package."""
+        return self._key("analysis", display, ",".join(sorted(codes)), module, data)
+
+    def recheck_key(self, analysis_key: str, index_digest: str) -> str:
+        return self._key("recheck", analysis_key, index_digest)
+
+    def imports_key(self, data: bytes, module: str) -> str:
+        return self._key("imports", module, data)
+
+    def _key(self, kind: str, *parts: str | bytes) -> str:
         digest = hashlib.sha256(self._salt)
-        for part in (display, ",".join(sorted(codes))):
-            digest.update(b"\0" + part.encode("utf-8", "surrogatepass"))
-        digest.update(b"\0")
-        digest.update(data)
+        digest.update(b"\0" + kind.encode())
+        for part in parts:
+            encoded = part if isinstance(part, bytes) else part.encode("utf-8", "surrogatepass")
+            digest.update(b"\0" + encoded)
         return digest.hexdigest()
 
-    def get(self, key: str) -> list[Diagnostic] | None:
-        """The cached diagnostics, or None for a miss (absent, unreadable or corrupt)."""
+    # ------------------------------------------------------------------ entries
+    def get_analysis(self, key: str) -> FileAnalysis | None:
+        """A file's analysis, or None for a miss (absent, unreadable or corrupt)."""
         try:
-            with open(self._entry(key), "rb") as file:
-                return [_diagnostic(item) for item in json.load(file)["diagnostics"]]
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            entry = self._read(key)
+            summary = entry["summary"]
+            return FileAnalysis(
+                diagnostics=_diagnostics(entry["diagnostics"]),
+                summary=None if summary is None else ModuleSummary.from_json(summary),
+                asked=frozenset(_strings(entry["asked"])),
+            )
+        except _UNREADABLE:
             return None
 
-    def put(self, key: str, diagnostics: Sequence[Diagnostic]) -> None:
+    def put_analysis(self, key: str, analysis: FileAnalysis) -> None:
+        summary = analysis.summary
+        self._write(
+            key,
+            {
+                "diagnostics": [_encode(d) for d in analysis.diagnostics],
+                "summary": None if summary is None else summary.to_json(),
+                "asked": sorted(analysis.asked),
+            },
+        )
+
+    def get_recheck(self, key: str) -> tuple[list[Diagnostic], frozenset[str], str] | None:
+        """A re-check's diagnostics, the names it asked about and the digest of what the
+        index said of them; None for a miss."""
+        try:
+            entry = self._read(key)
+            digest = entry["digest"]
+            if not isinstance(digest, str):
+                raise TypeError("expected a string")
+            return _diagnostics(entry["diagnostics"]), frozenset(_strings(entry["asked"])), digest
+        except _UNREADABLE:
+            return None
+
+    def put_recheck(
+        self, key: str, diagnostics: Sequence[Diagnostic], asked: frozenset[str], digest: str
+    ) -> None:
+        self._write(
+            key,
+            {
+                "diagnostics": [_encode(d) for d in diagnostics],
+                "asked": sorted(asked),
+                "digest": digest,
+            },
+        )
+
+    def get_imports(self, key: str) -> tuple[bool, ModuleSummary | None]:
+        """(found, the bindings: None for a module that does not parse)."""
+        try:
+            summary = self._read(key)["summary"]
+            return True, None if summary is None else ModuleSummary.from_json(summary)
+        except _UNREADABLE:
+            return False, None
+
+    def put_imports(self, key: str, summary: ModuleSummary | None) -> None:
+        self._write(key, {"summary": None if summary is None else summary.to_json()})
+
+    def _read(self, key: str) -> dict[str, Any]:
+        with open(self._entry(key), "rb") as file:
+            entry = json.load(file)
+        if not isinstance(entry, dict):
+            raise TypeError("expected an object")
+        return entry
+
+    def _write(self, key: str, payload: dict[str, Any]) -> None:
         """Store atomically; a cache that cannot be written is only a slower next run."""
         entry = self._entry(key)
-        payload = json.dumps({"diagnostics": [_encode(d) for d in diagnostics]})
+        text = json.dumps(payload)
         try:
             entry.parent.mkdir(parents=True, exist_ok=True)
             fd, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-")
@@ -98,7 +177,7 @@ class ResultCache:
             return
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as file:
-                file.write(payload)
+                file.write(text)
             os.replace(temporary, entry)
         except OSError:
             with contextlib.suppress(OSError):
@@ -106,27 +185,6 @@ class ResultCache:
 
     def _entry(self, key: str) -> Path:
         return self.directory / "entries" / key[:2] / key[2:]
-
-
-class CachedLinter(Linter):
-    """A linter whose `check_bytes` answers from the cache when it can."""
-
-    def __init__(self, rules: Sequence[type[Rule]], cache: ResultCache) -> None:
-        super().__init__(rules)
-        self.cache = cache
-
-    def cached(self, data: bytes, path: str) -> list[Diagnostic] | None:
-        return self.cache.get(self.cache.key(data, path, self.codes))
-
-    def check_bytes(self, data: bytes, path: str) -> list[Diagnostic]:
-        if not self.may_report(data):
-            return []
-        key = self.cache.key(data, path, self.codes)
-        found = self.cache.get(key)
-        if found is None:
-            found = super().check_bytes(data, path)
-            self.cache.put(key, found)
-        return found
 
 
 def _salt(settings: Settings) -> str:
@@ -161,6 +219,7 @@ def _encode(diagnostic: Diagnostic) -> dict[str, Any]:
         "severity": diagnostic.severity.value,
         "message": diagnostic.message,
         "cell": diagnostic.cell,
+        "related": [[r.path, r.line, r.column, r.message, r.cell] for r in diagnostic.related],
         "fix": None
         if fix is None
         else {
@@ -174,6 +233,12 @@ def _encode(diagnostic: Diagnostic) -> dict[str, Any]:
     }
 
 
+def _diagnostics(items: Any) -> list[Diagnostic]:
+    if not isinstance(items, list):
+        raise TypeError("expected a list")
+    return [_diagnostic(item) for item in items]
+
+
 def _diagnostic(item: dict[str, Any]) -> Diagnostic:
     fix = item["fix"]
     return Diagnostic(
@@ -184,7 +249,8 @@ def _diagnostic(item: dict[str, Any]) -> Diagnostic:
         name=_string(item["name"]),
         severity=Severity(item["severity"]),
         message=_string(item["message"]),
-        cell=None if item["cell"] is None else _ints([item["cell"]], 1)[0],
+        cell=_cell(item["cell"]),
+        related=tuple(_related(r) for r in item["related"]),
         fix=None
         if fix is None
         else Fix(
@@ -196,6 +262,21 @@ def _diagnostic(item: dict[str, Any]) -> Diagnostic:
             ),
         ),
     )
+
+
+def _related(item: Any) -> Related:
+    path, line, column, message, cell = item
+    return Related(_string(path), *_ints([line, column], 2), _string(message), _cell(cell))
+
+
+def _cell(value: Any) -> int | None:
+    return None if value is None else _ints([value], 1)[0]
+
+
+def _strings(values: Any) -> list[str]:
+    if not isinstance(values, list):
+        raise TypeError("expected a list")
+    return [_string(value) for value in values]
 
 
 def _string(value: Any) -> str:

@@ -22,14 +22,12 @@ from tapelint.analysis import FileModel, build_model
 from tapelint.analysis.function_summaries import summarize
 from tapelint.analysis.summaries import ModuleSummary, ProjectIndex
 from tapelint.analysis.test_code import is_test_path
+from tapelint.call_starts import CallStarts
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position, Related
 from tapelint.registry import rule_by_code_or_name
 from tapelint.rule import Finding, NodeEdit, Rule
 from tapelint.source import SparseSource, SyntaxProblem, TriggerTest, relevant_source
 from tapelint.suppression import unsuppressed
-
-# A notebook's program position (line, column) -> (cell, position within the cell).
-CellPlacer = Callable[[int, int], tuple[int, Position]]
 
 
 @dataclass(frozen=True)
@@ -109,16 +107,17 @@ class Linter:
         *,
         is_notebook: bool = False,
         context: ModuleContext | None = None,
-        cells: CellPlacer | None = None,
+        origin: LineOrigin | None = None,
     ) -> FileAnalysis:
         """The diagnostics of one source text, the summary of its module (for the project
         index), and the names outside it the check looked up in `context`'s index.
-        `cells` places a position of a notebook's program in its cell, for the sites that
-        messages and related locations name (the diagnostics stay in program lines)."""
+        `origin` maps a position in `text` to (cell, position within the cell) for a
+        notebook's program: the summary's sites (and so related locations and the messages that
+        name them) are then placed in cells; diagnostics stay in program lines."""
         if not self.codes or not self._trigger_test.in_text(text):
             return FileAnalysis([])
         with _gc_paused():
-            found = self._analyze(text, path, is_notebook, context or ModuleContext(), cells)
+            found = self._analyze(text, path, is_notebook, context or ModuleContext(), origin)
         lines = text.split("\n")
         lines_of = {d.start.line: lines[d.start.line - 1] for d in found.diagnostics}
         kept = unsuppressed(found.diagnostics, lines_of, text)
@@ -131,7 +130,7 @@ class Linter:
         path: str,
         is_notebook: bool,
         context: ModuleContext,
-        cells: CellPlacer | None,
+        origin: LineOrigin | None,
     ) -> FileAnalysis:
         lines = text.split("\n")
         sparse = relevant_source(text, self.triggers)
@@ -152,9 +151,13 @@ class Linter:
             is_package=context.is_package,
         )
         model.path = path
-        locate = _Locator(model, sparse, lines, cells)
-        summary = summarize(model, path, locate.place)
+        locate = _Locator(model, sparse, lines)
+        summary = summarize(model, path, _placer(locate, origin))
         model.index = (context.index or ProjectIndex()).with_module(summary)
+        if context.is_package:
+            # A package's own names may be its submodules' (`pkg.utils.f` asked in
+            # `pkg/__init__.py`): record every name it asks, its own ones included.
+            model.index.own_module = None
         findings = [(type(rule), f) for rule in self.rules for f in rule.findings(model)]
         diagnostics = self._locate(locate, path, findings)
         return FileAnalysis(diagnostics, summary, frozenset(model.index.asked))
@@ -227,9 +230,7 @@ class _Locator:
         model: FileModel,
         sparse: SparseSource,
         lines: list[str],
-        cells: CellPlacer | None = None,
     ) -> None:
-        self._cells = cells
         self._model = model
         self._module = model.module
         self._sparse = sparse
@@ -239,15 +240,18 @@ class _Locator:
         # a block (or the module) -> lines before each of its statements, as far as needed
         self._lines_before: dict[cst.CSTNode, list[int]] = {}
         self._whole: Mapping[cst.CSTNode, CodeRange] | None = None
+        self._calls = CallStarts(model, sparse.text)
         self._header_lines = sum(self._line_count(line) for line in self._module.header)
 
     def place(self, node: cst.CSTNode) -> tuple[int, int, int | None]:
-        """(line, column, cell) of where `node` starts, for a summary's sites."""
+        """(line, column, cell) of where `node` starts, for a summary's sites: a call from
+        Python's `ast` where it can be (`tapelint.call_starts`), else as for a report."""
+        if isinstance(node, cst.Call):
+            found = self._calls.start(node)
+            if found is not None:
+                return self._sparse.original_line(found[0]), found[1] + 1, None
         start, _ = self.span(node)
-        if self._cells is None:
-            return start.line, start.column, None
-        cell, where = self._cells(start.line, start.column)
-        return where.line, where.column, cell
+        return start.line, start.column, None
 
     def span(self, node: cst.CSTNode) -> tuple[Position, Position]:
         where = self._range(node)
@@ -329,6 +333,24 @@ class _Locator:
 
 
 _NEWLINE = re.compile(r"\r\n?|\n")
+
+# A notebook program's (line, column) -> (cell, position within the cell).
+LineOrigin = Callable[[int, int], tuple[int, Position]]
+
+
+def _placer(
+    locate: _Locator, origin: LineOrigin | None
+) -> Callable[[cst.CSTNode], tuple[int, int, int | None]]:
+    """Where a summary's site is: a line of the file, or a cell and a line in it."""
+    if origin is None:
+        return locate.place
+
+    def place(node: cst.CSTNode) -> tuple[int, int, int | None]:
+        line, column, _ = locate.place(node)
+        cell, where = origin(line, column)
+        return where.line, where.column, cell
+
+    return place
 
 
 def _positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:

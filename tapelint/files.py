@@ -40,6 +40,7 @@ _KINDS = {".py": SourceKind.PYTHON, ".ipynb": SourceKind.NOTEBOOK}
 class SourceFile:
     path: Path  # absolute, symlinks not resolved
     kind: SourceKind = field(compare=False)
+    real: str = field(default="", compare=False)  # the path with symlinks resolved
 
 
 @dataclass
@@ -63,8 +64,8 @@ def discover(
         for real, file in walker.expand(path, force_exclude=force_exclude):
             found.setdefault(real, file)
     # The order of Path objects (component by component), without building them to sort.
-    ordered = sorted(found.values(), key=lambda path: path.split(os.sep))
-    files = [SourceFile(Path(path), kind_of(path)) for path in ordered]
+    ordered = sorted(found.items(), key=lambda item: item[1].split(os.sep))
+    files = [SourceFile(Path(path), kind_of(path), real) for real, path in ordered]
     return Discovery(files, missing, walker.warnings)
 
 

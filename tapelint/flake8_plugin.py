@@ -7,23 +7,42 @@ flake8 0-based, which adds one when it prints, so both tools print the same posi
 that do not parse are flake8's own E999 (flake8 runs no plugin on them); TAP001 and TAP002
 are tapelint's and do not occur here. tapelint's config file is not read: flake8's is.
 
+Imports are resolved as `tapelint check FILE` resolves them (decided: the same findings in
+both tools): the modules a file's names lead to, inside the project of the current
+directory (where flake8 runs), are analysed for their summaries, once per flake8 process.
+
 Registered under the entry point `TAP` in `flake8.extension`. It imports neither TensorFlow
 nor flake8.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from functools import cache
 from importlib import metadata
+from pathlib import Path
 
+from tapelint.config import Settings
 from tapelint.engine import Linter
+from tapelint.project.modules import MAIN, ModuleName
+from tapelint.project.workspace import Project
 from tapelint.registry import all_rules
+from tapelint.runner import check_in_project
+
+# What flake8 calls standard input.
+_STDIN_NAMES = ("stdin", "-")
 
 
 @cache
 def _linter() -> Linter:
     return Linter([rule for rule in all_rules() if not rule.preview and not rule.engine_reported])
+
+
+@cache
+def _project() -> Project:
+    """The project of the directory flake8 runs in (tapelint's config is not read)."""
+    return Project(Settings(root=Path.cwd()))
 
 
 def _version() -> str:
@@ -47,6 +66,16 @@ class TapelintChecker:
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         text = "".join(self.lines)
-        for diagnostic in _linter().check_text(text, self.filename):
+        project = _project()
+        module, path = ModuleName(MAIN), os.path.realpath(self.filename)
+        if self.filename not in _STDIN_NAMES:
+            module = project.module_of(path, text.encode("utf-8", "surrogatepass"))
+        diagnostics, _ = check_in_project(
+            lambda context: _linter().analyze_text(text, self.filename, context=context),
+            path,
+            module,
+            project,
+        )
+        for diagnostic in diagnostics:
             message = f"{diagnostic.code} {diagnostic.message}"
             yield diagnostic.start.line, diagnostic.start.column - 1, message, type(self)

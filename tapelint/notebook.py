@@ -56,7 +56,7 @@ from typing import Any
 
 from tapelint.cell_language import is_declared_foreign, looks_like_r
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position
-from tapelint.engine import Linter
+from tapelint.engine import FileAnalysis, Linter, ModuleContext
 from tapelint.fixer import FixError, fix_source
 from tapelint.ipython_input import CellCode, cell_code
 from tapelint.source import SyntaxProblem
@@ -174,27 +174,48 @@ def _left_out(originals: list[str]) -> CellCode:
     return CellCode(blank, blank, frozenset(), python=False)
 
 
-def check_notebook(linter: Linter, data: bytes, path: str) -> list[Diagnostic]:
+def check_notebook(
+    linter: Linter, data: bytes, path: str, context: ModuleContext | None = None
+) -> list[Diagnostic]:
     """Diagnostics of one notebook, located by cell and line within the cell."""
+    return analyze_notebook(linter, data, path, context).diagnostics
+
+
+def analyze_notebook(
+    linter: Linter, data: bytes, path: str, context: ModuleContext | None = None
+) -> FileAnalysis:
+    """`Linter.analyze_text` of a notebook's program: its diagnostics located by cell and
+    line within the cell, and its summary's sites too (so related locations and the
+    messages that name them point into cells)."""
     if not linter.codes or not any(t.encode() in data for t in linter.triggers):
-        return []
+        return FileAnalysis([])
     try:
         program = read_notebook(data)
     except NotebookError as error:
-        return linter.unreadable(path, str(error))
+        return FileAnalysis(linter.unreadable(path, str(error)))
     if program is None:
-        return []
+        return FileAnalysis([])
     diagnostics = [
         dataclasses.replace(d, cell=cell)
         for cell, problem in program.problems
         for d in linter.unparsable(path, problem)
     ]
-    analysis = linter.analyze_text(program.text, path, is_notebook=True, cells=program.position)
-    diagnostics.extend(_located(analysis.diagnostics, program))
-    return sorted(diagnostics, key=lambda d: d.sort_key)
+    found = linter.analyze_text(
+        program.text, path, is_notebook=True, context=context, origin=program.position
+    )
+    diagnostics.extend(_located(found.diagnostics, program))
+    found.diagnostics = sorted(diagnostics, key=lambda d: d.sort_key)
+    return found
 
 
-def fix_notebook(linter: Linter, data: bytes, path: str, *, unsafe: bool) -> FixedNotebook:
+def fix_notebook(
+    linter: Linter,
+    data: bytes,
+    path: str,
+    *,
+    unsafe: bool,
+    context: ModuleContext | None = None,
+) -> FixedNotebook:
     """The notebook with its fixes applied. Raises FixError when they cannot be."""
     try:
         program = read_notebook(data)
@@ -207,13 +228,13 @@ def fix_notebook(linter: Linter, data: bytes, path: str, *, unsafe: bool) -> Fix
         raise FixError(f"a cell contains tapelint's own cell-end line `{_CELL_END}`")
 
     def lint(text: str) -> list[Diagnostic]:
-        return linter.check_text(text, path, is_notebook=True)
+        return linter.check_text(text, path, is_notebook=True, context=context)
 
     result = fix_source(program.text, lint, unsafe=unsafe)
     changes = _changed_cells(program, result.text)
     _replace_sources(program.document, {number: after for number, _, after in changes})
     fixed_data = dump(program.document) if changes else data
-    remaining = check_notebook(linter, fixed_data, path)
+    remaining = check_notebook(linter, fixed_data, path, context)
     if not changes:
         return FixedNotebook(fixed_data, 0, remaining, changes)
     return FixedNotebook(fixed_data, result.fixed, remaining, changes, result.fixed_codes)

@@ -18,7 +18,9 @@ _ERASE_PREVIOUS_LINE = "\033[1A\r\033[2K"
 
 
 class ProgressDisplay:
-    """Call it with (files done, total) as files finish; use it as a context manager."""
+    """Call it with (done, total) as files finish; use it as a context manager. The total
+    may grow during the run (files that are checked a second time with the project index
+    count twice)."""
 
     def __init__(self, stream: TextIO | None = None, *, enabled: bool = True) -> None:
         self.stream = stream if stream is not None else sys.stderr
@@ -33,6 +35,7 @@ class ProgressDisplay:
                 length=total, label="Checking", file=self.stream, show_pos=True, width=30
             )
             self._bar.__enter__()
+        self._bar.length = total  # a run learns of second passes as it goes
         self._bar.update(done - self._bar.pos)
 
     def __enter__(self) -> ProgressDisplay:

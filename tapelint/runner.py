@@ -1,5 +1,19 @@
-"""One `tapelint check` run: discover the files, lint each with the rules that apply to it,
-fix when asked, and collect what to report. Printing is the CLI's job.
+"""One `tapelint check` run: discover the files, index the project, check each file with
+the index, fix when asked, and collect what to report. Printing is the CLI's job.
+
+The data flows one way:
+
+1. discover the files (`tapelint.files`);
+2. first pass, in parallel and cached by content: every file checked with its module's
+   name and an index that holds only the library table, giving its diagnostics, its
+   module's summary and the names outside it that it asked about (`checking`);
+3. the project (`tapelint.project.Project`): the summaries, and for each file the view of
+   the index its imports give; a file whose asked names the view answers as the library
+   index did is final (`Project.recheck_view` says why that is exact);
+4. second pass, in parallel and cached by content plus what the index says of the names
+   the file asked about: the other files checked again with their view, until the names
+   a check asks are all ones its view followed; then the fixes, when asked;
+5. the diagnostics, sorted.
 
 A problem with one file never stops the run: a file that cannot be read becomes a TAP002
 diagnostic, a fix that would break a file leaves it untouched with a warning, and an
@@ -8,67 +22,70 @@ unexpected error in the engine is reported for that file (and makes the run exit
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from collections import Counter
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-from tapelint.add_noqa import annotate
-from tapelint.cache import CachedLinter, ResultCache
+from tapelint import parallel
+from tapelint.analysis.summaries import ModuleSummary
+from tapelint.cache import ResultCache
+from tapelint.checking import (
+    Analysed,
+    FileTask,
+    Finished,
+    Linters,
+    Options,
+    Report,
+    analyse_data,
+    analyse_file,
+    analysis_without_parsing,
+    display_path,
+    finish_file,
+    fixed_source,
+)
 from tapelint.config import Settings
 from tapelint.diagnostics import Diagnostic
-from tapelint.engine import Linter, decode_source
+from tapelint.engine import FileAnalysis, ModuleContext
 from tapelint.files import SourceFile, SourceKind, discover, is_excluded, kind_of, read_source
-from tapelint.fixer import (
-    FixError,
-    encode_like,
-    fix_source,
-    fixable_count,
-    unified_diff,
-    write_atomically,
-)
-from tapelint.globs import Globs, relative_posix
-from tapelint.notebook import check_notebook, fix_notebook
-from tapelint.rule import Rule
-from tapelint.selection import rules_matching, select_rules
+from tapelint.fixer import FixError, fixable_count, unified_diff
+from tapelint.project.modules import MAIN, ModuleName
+from tapelint.project.views import View
+from tapelint.project.workspace import Project
 
+__all__ = [
+    "Options",
+    "Report",
+    "RunStats",
+    "StdinResult",
+    "check_in_project",
+    "display_path",
+    "run",
+    "run_stdin",
+]
 
-@dataclass(frozen=True)
-class Options:
-    force_exclude: bool = False
-    fix: bool = False  # apply fixes and write the files
-    diff: bool = False  # compute the fixes but only report them as a diff (wins over fix)
-    unsafe_fixes: bool = False
-    jobs: int = 0  # worker processes; 0: one per available core
-    cache_dir: Path | None = None  # None: no cache (see tapelint.cache)
-    add_noqa: bool = False  # write a noqa comment for each finding (tapelint.add_noqa)
+# A file is checked again at most this many times with a wider view (each time its check
+# asked about names its view had not followed; one is almost always enough).
+MAX_RECHECKS = 4
+
+_CHECK_ONLY = Options()
 
 
 @dataclass
-class Report:
-    diagnostics: list[Diagnostic] = field(default_factory=list)  # what remains, sorted
-    fixed: int = 0  # diagnostics fixed (or, with `diff`, that would be)
-    fixed_paths: list[str] = field(default_factory=list)
-    # For each fixed file: how many diagnostics of each (code, name) were fixed.
-    fixed_codes: dict[str, Counter[tuple[str, str]]] = field(default_factory=dict)
-    diffs: list[str] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)  # the run exits 2
-    warnings: list[str] = field(default_factory=list)
-    noqa_added: int = 0  # with `add_noqa`: lines given a new or extended noqa comment
-    noqa_paths: list[str] = field(default_factory=list)  # files they are in
+class RunStats:
+    """What a run's passes did (the benchmark reports what the index costs from these)."""
 
-    def add(self, other: Report) -> None:
-        """Fold another (per-file) report into this one."""
-        self.diagnostics.extend(other.diagnostics)
-        self.fixed += other.fixed
-        self.fixed_paths.extend(other.fixed_paths)
-        self.fixed_codes.update(other.fixed_codes)
-        self.diffs.extend(other.diffs)
-        self.errors.extend(other.errors)
-        self.warnings.extend(other.warnings)
-        self.noqa_added += other.noqa_added
-        self.noqa_paths.extend(other.noqa_paths)
+    files: int = 0
+    first_parsed: int = 0  # files the first pass parsed (not answered without a parse)
+    rechecked: int = 0  # files checked again with the index, parsed
+    rechecked_from_cache: int = 0
+    modules_analysed: int = 0  # modules outside the run analysed for their summaries
+    imports_read: int = 0  # modules without a summary parsed for their imports
+    first_seconds: float = 0.0
+    index_seconds: float = 0.0  # building the views and deciding which files depend on them
+    second_seconds: float = 0.0  # checking again (and fixing)
 
 
 def run(
@@ -76,8 +93,12 @@ def run(
     settings: Settings,
     options: Options,
     on_progress: Callable[[int, int], None] | None = None,
+    stats: RunStats | None = None,
 ) -> Report:
-    """Check `paths`; `on_progress(done, total)` is called as each file is finished."""
+    """Check `paths`; `on_progress(done, total)` is called as each file pass finishes, and
+    `stats`, when given, is filled in."""
+    stats = stats if stats is not None else RunStats()
+    started = time.perf_counter()
     found = discover(
         paths,
         root=settings.root,
@@ -88,16 +109,22 @@ def run(
         errors=[f"{path}: no such file or directory" for path in found.missing],
         warnings=list(found.warnings),
     )
-    linters = _Linters(settings, _open_cache(settings, options, report))
+    cache = _open_cache(settings, options, report)
     cwd = Path.cwd()
+    linters = Linters(settings)
+    project = Project(settings, linters=linters, cache=cache, cwd=cwd)
+    project.layout.add_run_files([source.real for source in found.files])
     tasks = [
-        (source, display_path(source.path, cwd), linters.for_file(source.path))
+        FileTask(source, display_path(source.path, cwd), linters.for_file(source.path))
         for source in found.files
     ]
-    from tapelint.parallel import check_files  # it builds on this module's check_file
-
-    for file_report in check_files(tasks, options, on_progress):
+    progress = _Progress(len(tasks), on_progress)
+    stats.files = len(tasks)
+    first = _first_passes(tasks, project, cache, options, progress, stats)
+    stats.first_seconds = time.perf_counter() - started
+    for file_report in _second_passes(tasks, first, project, cache, options, progress, stats):
         report.add(file_report)
+    stats.modules_analysed, stats.imports_read = project.loaded
     report.diagnostics.sort(key=lambda d: d.sort_key)
     return report
 
@@ -115,147 +142,264 @@ def _open_cache(settings: Settings, options: Options, report: Report) -> ResultC
         return None
 
 
-def check_file(source: SourceFile, display: str, linter: Linter, options: Options) -> Report:
-    """Everything one file contributes to the run, as its own small report.
+class _Progress:
+    """Passes done / passes known: every file has a first pass, some a second."""
 
-    Never raises: an engine bug becomes an error for this file only, so the other files are
-    still checked. A report (not a side effect) per file is what lets the caller run files in
-    any order, in other processes, or answer from a cache.
-    """
-    report = Report()
-    try:
-        _check_file(source, display, linter, options, report)
-    except Exception as error:  # an engine bug must not end the run for other files
-        report.errors.append(f"{display}: internal error: {type(error).__name__}: {error}")
-    return report
+    def __init__(self, total: int, report: Callable[[int, int], None] | None) -> None:
+        self.total = total
+        self.done = 0
+        self._report = report
 
+    def more(self, count: int) -> None:
+        self.total += count
 
-def _check_file(
-    source: SourceFile, display: str, linter: Linter, options: Options, report: Report
-) -> None:
-    try:
-        data = read_source(source.path)
-    except OSError as error:
-        report.diagnostics.extend(
-            linter.unreadable(display, f"cannot read: {error.strerror or error}")
-        )
-        return
-    notebook = source.kind is SourceKind.NOTEBOOK
-    if notebook:
-        diagnostics = check_notebook(linter, data, display)
-    else:
-        diagnostics = linter.check_bytes(data, display)
-    fixing = options.fix or options.diff
-    if fixing and fixable_count(diagnostics, unsafe=options.unsafe_fixes):
-        diagnostics = _fix_file(
-            source.path, display, data, diagnostics, linter, options, report, notebook=notebook
-        )
-    elif options.add_noqa and diagnostics:
-        diagnostics = _add_noqa(source.path, display, data, diagnostics, linter, report, notebook)
-    report.diagnostics.extend(diagnostics)
+    def tick(self) -> None:
+        self.done += 1
+        if self._report is not None:
+            self._report(self.done, self.total)
 
 
-def _add_noqa(
-    path: Path,
-    display: str,
-    data: bytes,
-    diagnostics: list[Diagnostic],
-    linter: Linter,
-    report: Report,
-    notebook: bool,
-) -> list[Diagnostic]:
-    """Write a noqa comment for each diagnostic; the diagnostics left unsilenced."""
-
-    def lint(new: bytes) -> list[Diagnostic]:
-        return (
-            check_notebook(linter, new, display) if notebook else linter.check_bytes(new, display)
-        )
-
-    result = annotate(data, diagnostics, lint, notebook=notebook)
-    report.warnings.extend(result.warnings)
-    if result.data is None:
-        return result.remaining
-    try:
-        write_atomically(path, result.data)
-    except OSError as error:
-        report.errors.append(f"{display}: cannot write noqa comments: {error.strerror or error}")
-        return diagnostics
-    report.noqa_added += result.added
-    report.noqa_paths.append(display)
-    return result.remaining
-
-
-def _fix_file(
-    path: Path,
-    display: str,
-    data: bytes,
-    diagnostics: list[Diagnostic],
-    linter: Linter,
+# ---------------------------------------------------------------------- first pass
+def _first_passes(
+    tasks: list[FileTask],
+    project: Project,
+    cache: ResultCache | None,
     options: Options,
-    report: Report,
-    *,
-    notebook: bool,
-) -> list[Diagnostic]:
-    """Fix one file; the diagnostics to report afterwards."""
-    try:
-        fixed = _fixed(data, display, diagnostics, linter, options, notebook=notebook)
-        if fixed is None:
-            return diagnostics
-        if options.diff:
-            report.diffs.extend(unified_diff(*change) for change in fixed.changes)
+    progress: _Progress,
+    stats: RunStats,
+) -> list[Analysed]:
+    """Each file's first pass, answered in this process when no parse is needed (no
+    trigger, a cache hit); `tasks` get their module names."""
+    results: list[Analysed | None] = [None] * len(tasks)
+    pending: list[tuple[int, str | None, int]] = []  # (task index, cache key, bytes)
+    for index, task in enumerate(tasks):
+        if task.source.kind is SourceKind.NOTEBOOK:
+            pending.append((index, None, 0))  # notebooks are not cached
+            continue
+        try:
+            data = read_source(task.source.path)
+        except OSError:
+            pending.append((index, None, 0))  # its first pass reports it (TAP002)
+            continue
+        if not task.linter.may_report(data):
+            results[index] = Analysed(FileAnalysis([]))
+            progress.tick()
+            continue
+        task = tasks[index] = dataclasses.replace(
+            task, module=project.module_of(task.source.real, data)
+        )
+        answer, key = analysis_without_parsing(task, data, cache)
+        if answer is not None:
+            results[index] = answer
+            progress.tick()
         else:
-            write_atomically(path, fixed.data)
-    except FixError as error:
-        report.warnings.append(f"{display}: fixes not applied: {error}; file left unchanged")
-        return diagnostics
-    except OSError as error:
-        report.errors.append(f"{display}: cannot write fixes: {error.strerror or error}")
-        return diagnostics
-    report.fixed += fixed.fixed
-    report.fixed_paths.append(display)
-    report.fixed_codes[display] = fixed.fixed_codes
-    return diagnostics if options.diff else fixed.remaining
+            pending.append((index, key, len(data)))
 
+    def done(position: int, result: Analysed) -> None:
+        results[pending[position][0]] = result
+        progress.tick()
 
-@dataclass(frozen=True)
-class _Fixed:
-    data: bytes  # the fixed file
-    fixed: int  # diagnostics whose fix was applied
-    remaining: list[Diagnostic]
-    changes: list[tuple[str, str, str]]  # (label, before, after) for a diff
-    fixed_codes: Counter[tuple[str, str]]  # how many of each (code, name) were fixed
+    def failed(position: int, why: str) -> Analysed:
+        display = tasks[pending[position][0]].display
+        return Analysed(FileAnalysis([]), error=f"{display}: internal error: {why}")
 
-
-def _fixed(
-    data: bytes,
-    display: str,
-    diagnostics: list[Diagnostic],
-    linter: Linter,
-    options: Options,
-    *,
-    notebook: bool,
-) -> _Fixed | None:
-    """The file with its fixes applied; None when they change nothing. Raises FixError."""
-    if notebook:
-        result = fix_notebook(linter, data, display, unsafe=options.unsafe_fixes)
-        if not result.changes:
-            return None
-        changes = [(f"{display}:cell {cell}", old, new) for cell, old, new in result.changes]
-        return _Fixed(result.data, result.fixed, result.remaining, changes, result.fixed_codes)
-    text = decode_source(data)
-    fixed = fix_source(
-        text,
-        lambda new: linter.check_text(new, display),
-        unsafe=options.unsafe_fixes,
-        diagnostics=diagnostics,
+    stats.first_parsed = len(pending)
+    parallel.run_all(
+        analyse_file,
+        [(tasks[index], cache, key) for index, key, _ in pending],
+        [size for _, _, size in pending],
+        jobs=options.jobs,
+        on_result=done,
+        on_failure=failed,
     )
-    if fixed.text == text:
+    analysed = [result if result is not None else Analysed(FileAnalysis([])) for result in results]
+    for task, result in zip(tasks, analysed, strict=True):
+        if result.error is None and result.analysis.summary is not None:
+            project.add(task.source.real, task.module, result.analysis)
+    return analysed
+
+
+# ---------------------------------------------------------------------- second pass
+@dataclass
+class _Recheck:
+    """A file checked again with the project index, round after round."""
+
+    index: int  # into the run's tasks
+    view: View
+    key: str | None  # its cache entry
+    rounds: int = 0
+
+
+def _second_passes(
+    tasks: list[FileTask],
+    first: list[Analysed],
+    project: Project,
+    cache: ResultCache | None,
+    options: Options,
+    progress: _Progress,
+    stats: RunStats,
+) -> list[Report]:
+    started = time.perf_counter()
+    reports: list[Report | None] = [None] * len(tasks)
+    final: dict[int, tuple[list[Diagnostic], View | None]] = {}  # diagnostics, their view
+    rechecks: list[_Recheck] = []
+    for index, (task, done) in enumerate(zip(tasks, first, strict=True)):
+        if done.error is not None:
+            reports[index] = Report(errors=[done.error])
+            continue
+        analysis = done.analysis
+        view = project.recheck_view(task.source.real, task.module, analysis)
+        if view is None:
+            final[index] = (analysis.diagnostics, None)
+            continue
+        key = None
+        if cache is not None and done.key is not None:
+            key = cache.recheck_key(done.key, _digest(view, analysis.summary, analysis.asked))
+            hit = _cached_recheck(cache, key, project, task, analysis, view)
+            if hit is not None:
+                final[index] = hit
+                stats.rechecked_from_cache += 1
+                continue
+        rechecks.append(_Recheck(index, view, key))
+    stats.rechecked = len(rechecks)
+    stats.index_seconds = time.perf_counter() - started
+    progress.more(len(rechecks))
+    _recheck(rechecks, tasks, first, project, cache, options, reports, final, progress)
+    to_fix = [
+        (index, diagnostics, view)
+        for index, (diagnostics, view) in sorted(final.items())
+        if (options.fixing and fixable_count(diagnostics, unsafe=options.unsafe_fixes))
+        or (options.add_noqa and diagnostics)
+    ]
+    for index, (diagnostics, _) in final.items():
+        reports[index] = Report(diagnostics=diagnostics)
+    progress.more(len(to_fix))
+    _fix(to_fix, tasks, project, options, reports, progress)
+    stats.second_seconds = time.perf_counter() - started - stats.index_seconds
+    return [report if report is not None else Report() for report in reports]
+
+
+def _cached_recheck(
+    cache: ResultCache,
+    key: str,
+    project: Project,
+    task: FileTask,
+    analysis: FileAnalysis,
+    view: View,
+) -> tuple[list[Diagnostic], View] | None:
+    """A stored re-check, when this run's index says of the names it asked what it said
+    then (see `tapelint.cache`)."""
+    found = cache.get_recheck(key)
+    if found is None:
         return None
-    encoded = encode_like(data, fixed.text)
-    changes = [(display, text, fixed.text)]
-    return _Fixed(encoded, fixed.fixed, fixed.remaining, changes, fixed.fixed_codes)
+    diagnostics, asked, digest = found
+    if not asked <= view.names:
+        view = project.view(task.source.real, task.module, analysis.summary, view.names | asked)
+    return (diagnostics, view) if _digest(view, analysis.summary, asked) == digest else None
 
 
+def _digest(view: View, summary: ModuleSummary | None, names: frozenset[str]) -> str:
+    """What `view`, with the file's own module, says of `names` (`ProjectIndex.digest`)."""
+    assert summary is not None  # a file that has a view was parsed
+    return view.index.with_module(summary).digest(names)
+
+
+def _recheck(
+    rechecks: list[_Recheck],
+    tasks: list[FileTask],
+    first: list[Analysed],
+    project: Project,
+    cache: ResultCache | None,
+    options: Options,
+    reports: list[Report | None],
+    final: dict[int, tuple[list[Diagnostic], View | None]],
+    progress: _Progress,
+) -> None:
+    """Check files again with their views; a check that asked about a name its view did
+    not follow is checked again with a view that follows it."""
+    while rechecks:
+        results: list[Finished | None] = [None] * len(rechecks)
+
+        def done(position: int, result: Finished, results: list = results) -> None:
+            results[position] = result
+            progress.tick()
+
+        def failed(position: int, why: str, rechecks: list[_Recheck] = rechecks) -> Finished:
+            display = tasks[rechecks[position].index].display
+            return Finished(Report(errors=[f"{display}: internal error: {why}"]))
+
+        parallel.run_all(
+            finish_file,
+            [
+                (tasks[r.index], project.context(tasks[r.index].module, r.view), _CHECK_ONLY, None)
+                for r in rechecks
+            ],
+            [_size(tasks[r.index]) for r in rechecks],
+            jobs=options.jobs,
+            on_result=done,
+            on_failure=failed,
+        )
+        again: list[_Recheck] = []
+        for recheck, result in zip(rechecks, results, strict=True):
+            assert result is not None  # run_all hands back every call's result
+            task, analysis = tasks[recheck.index], first[recheck.index].analysis
+            asked = result.asked or frozenset()
+            if result.report.errors:
+                reports[recheck.index] = result.report
+            elif asked <= recheck.view.names or recheck.rounds + 1 >= MAX_RECHECKS:
+                final[recheck.index] = (result.report.diagnostics, recheck.view)
+                if cache is not None and recheck.key is not None:
+                    digest = _digest(recheck.view, analysis.summary, asked)
+                    cache.put_recheck(recheck.key, result.report.diagnostics, asked, digest)
+            else:
+                wider = project.view(
+                    task.source.real, task.module, analysis.summary, recheck.view.names | asked
+                )
+                again.append(dataclasses.replace(recheck, view=wider, rounds=recheck.rounds + 1))
+        progress.more(len(again))
+        rechecks = again
+
+
+def _fix(
+    to_fix: list[tuple[int, list[Diagnostic], View | None]],
+    tasks: list[FileTask],
+    project: Project,
+    options: Options,
+    reports: list[Report | None],
+    progress: _Progress,
+) -> None:
+    """Fix the files that have something to fix (or give their findings noqa comments),
+    with the context they were checked in."""
+
+    def done(position: int, result: Finished) -> None:
+        reports[to_fix[position][0]] = result.report
+        progress.tick()
+
+    def failed(position: int, why: str) -> Finished:
+        display = tasks[to_fix[position][0]].display
+        return Finished(Report(errors=[f"{display}: internal error: {why}"]))
+
+    parallel.run_all(
+        finish_file,
+        [
+            (tasks[index], project.context(tasks[index].module, view), options, diagnostics)
+            for index, diagnostics, view in to_fix
+        ],
+        [_size(tasks[index]) for index, _, _ in to_fix],
+        jobs=options.jobs,
+        on_result=done,
+        on_failure=failed,
+    )
+
+
+def _size(task: FileTask) -> int:
+    try:
+        return task.source.path.stat().st_size
+    except OSError:
+        return 0
+
+
+# ---------------------------------------------------------------------- standard input
 @dataclass
 class StdinResult:
     report: Report
@@ -264,7 +408,11 @@ class StdinResult:
 
 
 def run_stdin(
-    data: bytes, filename: str | None, settings: Settings, options: Options
+    data: bytes,
+    filename: str | None,
+    settings: Settings,
+    options: Options,
+    project: Project | None = None,
 ) -> StdinResult:
     """Check source read from standard input as if it were the file `filename`.
 
@@ -272,6 +420,11 @@ def run_stdin(
     `force_exclude`, its excludes: an excluded file yields nothing), diagnostics name it, and a
     name ending in `.ipynb` is read as a notebook. The file itself is never read or written:
     `--fix` hands the fixed source back for printing, `--diff` a diff against it.
+
+    Its imports are resolved in its project as `tapelint check FILE` resolves them, with
+    this source standing for the file. Source without a name is the module `__main__` of
+    a script in the current directory. A long-lived caller (the language server) passes
+    its own `project`, which keeps the summaries of the modules it loaded between checks.
     """
     path = Path(os.path.abspath(filename)) if filename else None
     result = StdinResult(Report(), data if options.fix and not options.diff else None)
@@ -281,27 +434,39 @@ def run_stdin(
         and is_excluded(path, root=settings.root, exclude=settings.exclude_patterns)
     ):
         return result
-    linter = _Linters(settings).for_file(path or Path("-"))
-    display = display_path(path, Path.cwd()) if path is not None else "-"
-    notebook = path is not None and kind_of(path) is SourceKind.NOTEBOOK
     report = result.report
-    if notebook:
-        report.diagnostics = check_notebook(linter, data, display)
-    else:
-        report.diagnostics = linter.check_bytes(data, display)
-    if not (options.fix or options.diff) or not fixable_count(
-        report.diagnostics, unsafe=options.unsafe_fixes
-    ):
+    cwd = Path.cwd()
+    if project is None:
+        cache = _open_cache(settings, options, report)
+        project = Project(settings, cache=cache, cwd=cwd)
+    notebook = path is not None and kind_of(path) is SourceKind.NOTEBOOK
+    real = os.path.realpath(path if path is not None else cwd / "-")
+    module = ModuleName(MAIN)
+    if path is not None and not notebook:
+        project.set_source(real, data)
+        module = project.module_of(real, data)
+    task = FileTask(
+        SourceFile(path or Path("-"), SourceKind.NOTEBOOK if notebook else SourceKind.PYTHON, real),
+        display_path(path, cwd) if path is not None else "-",
+        Linters(settings).for_file(path or Path("-")),
+        module,
+    )
+    checked = _check_stdin(task, data, project)
+    if isinstance(checked, str):
+        report.errors.append(checked)
+        return result
+    report.diagnostics, context = checked
+    if not options.fixing or not fixable_count(report.diagnostics, unsafe=options.unsafe_fixes):
         return result
     try:
-        fixed = _fixed(data, display, report.diagnostics, linter, options, notebook=notebook)
+        fixed = fixed_source(data, task, report.diagnostics, context, options)
     except FixError as error:
-        report.warnings.append(f"{display}: fixes not applied: {error}; source left unchanged")
+        report.warnings.append(f"{task.display}: fixes not applied: {error}; source left unchanged")
         return result
     if fixed is not None:
         report.fixed = fixed.fixed
-        report.fixed_paths.append(display)
-        report.fixed_codes[display] = fixed.fixed_codes
+        report.fixed_paths.append(task.display)
+        report.fixed_codes[task.display] = fixed.fixed_codes
         if options.diff:
             report.diffs.extend(unified_diff(*change) for change in fixed.changes)
         else:
@@ -310,33 +475,40 @@ def run_stdin(
     return result
 
 
-def display_path(path: Path, cwd: Path) -> str:
-    """Relative to the current directory when under it, else absolute."""
-    relative = relative_posix(path, cwd)
-    return relative if relative is not None else str(path)
-
-
-class _Linters:
-    """The linter for each file: the selected rules less its per-file-ignores."""
-
-    def __init__(self, settings: Settings, cache: ResultCache | None = None) -> None:
-        self.root = settings.root
-        self.cache = cache
-        self.selected = select_rules(
-            settings.select, settings.extend_select, settings.ignore, preview=settings.preview
+def _check_stdin(
+    task: FileTask, data: bytes, project: Project
+) -> tuple[list[Diagnostic], ModuleContext] | str:
+    """The diagnostics of the source and the context they came from; or an internal error."""
+    try:
+        return check_in_project(
+            lambda context: analyse_data(task, data, context),
+            task.source.real,
+            task.module,
+            project,
         )
-        self.per_file = [
-            (Globs([glob]), {r for s in selectors for r in rules_matching(s, preview=True)})
-            for glob, selectors in settings.per_file_ignores
-        ]
-        self._linters: dict[tuple[type[Rule], ...], Linter] = {}
+    except Exception as error:  # an engine bug: one line, as for a file
+        return f"{task.display}: internal error: {type(error).__name__}: {error}"
 
-    def for_file(self, path: Path) -> Linter:
-        relative = relative_posix(path, self.root) or path.name
-        ignored = {r for globs, ignores in self.per_file if globs.match(relative) for r in ignores}
-        rules = tuple(rule for rule in self.selected if rule not in ignored)
-        if rules not in self._linters:
-            self._linters[rules] = (
-                Linter(rules) if self.cache is None else CachedLinter(rules, self.cache)
-            )
-        return self._linters[rules]
+
+def check_in_project(
+    analyse: Callable[[ModuleContext], FileAnalysis],
+    path: str,
+    module: ModuleName,
+    project: Project,
+) -> tuple[list[Diagnostic], ModuleContext]:
+    """One source of file `path` (module `module`) checked with its project's index, the
+    way a run checks each file: `analyse` runs the check in a context. The diagnostics
+    and the context they came from (to fix in)."""
+    analysis = analyse(project.context(module, None))
+    view = project.recheck_view(path, module, analysis)
+    diagnostics, context = analysis.diagnostics, project.context(module, None)
+    for _ in range(MAX_RECHECKS):
+        if view is None:
+            break
+        context = project.context(module, view)
+        again = analyse(context)
+        diagnostics = again.diagnostics
+        if again.asked <= view.names:
+            break
+        view = project.view(path, module, analysis.summary, view.names | again.asked)
+    return diagnostics, context

@@ -144,7 +144,7 @@ def test_json_output_shape_and_values(mixed):
     assert result.stderr == ""  # no summary in JSON mode
     loss, persistent = json.loads(result.stdout)
     keys = {"path", "line", "column", "end_line", "end_column", "code", "name", "severity"}
-    keys |= {"message", "fix"}
+    keys |= {"message", "fix", "related"}
     assert set(loss) == set(persistent) == keys
     assert loss == {
         "path": "a_loss.py",
@@ -157,6 +157,7 @@ def test_json_output_shape_and_values(mixed):
         "severity": "error",
         "message": loss["message"],
         "fix": None,
+        "related": [],
     }
     assert loss["message"].startswith("`loss` is computed after the `with` block of `tape`")
     assert (persistent["code"], persistent["severity"]) == ("TAP102", "warning")
@@ -200,14 +201,14 @@ def test_paths_outside_the_current_directory_are_shown_absolute(tmp_path, monkey
 
 
 def test_an_internal_error_in_one_file_is_one_line_and_the_run_goes_on(mixed, monkeypatch):
-    original = Linter.check_bytes
+    original = Linter.analyze_bytes
 
-    def broken(self, data, path):
+    def broken(self, data, path, context=None):
         if path == "b_persistent.py":
             raise RuntimeError("boom")
-        return original(self, data, path)
+        return original(self, data, path, context)
 
-    monkeypatch.setattr(Linter, "check_bytes", broken)
+    monkeypatch.setattr(Linter, "analyze_bytes", broken)
     result = run_cli("check")
     assert result.exit_code == 2
     assert "error: b_persistent.py: internal error: RuntimeError: boom" in result.stderr

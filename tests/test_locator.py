@@ -11,6 +11,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tapelint.analysis import build_model
+from tapelint.call_starts import CallStarts
 from tapelint.engine import _Locator
 from tapelint.source import SparseSource
 from tests.fixture_markers import FIXTURES
@@ -107,3 +108,79 @@ def test_crlf_line_ends_are_counted_like_libcst():
 )
 def test_fixture_nodes_get_their_whole_module_positions(path: Path):
     _check_every_placed_node(path.read_text())
+
+
+# A summary's sites are placed from Python's ast where they can be (tapelint.call_starts):
+# every call must get the start libcst gives it, wherever it sits and however it is written.
+CALLS = textwrap.dedent(
+    """\
+    import tensorflow as tf
+    x = f(1); y = g(h(2)) ; z = (k)(3)
+    w = (m(4))
+    v = a.b(c)(d)[e(5)]
+    u = [q(i) for i in r(6)] if s() else {t(): p() for _ in ()}
+    message = f"{fmt(x)} and {other(y)!r}"
+    é = ü(1); ö = ä(é)
+    if True:  # a tab
+    \tlong = call(1,
+    \t            nested(2),
+    \t            key=value(3))
+    total = first(1) + \\
+        second(2)
+    \f
+    @decorate(1)
+    def step(model, x=default()):
+        with tf.GradientTape() as tape:
+            loss = model(x)
+        for item in items(loss):
+            apply(item)
+        else:
+            finish(1)
+        try:
+            grads = tape.gradient(loss, model.trainable_variables)
+        except ValueError:
+            grads = fallback()
+        lambda: inner(1)
+        return tape.gradient(loss, model.trainable_variables)
+    match command():
+        case [x]:
+            handle(x)
+    """
+)
+
+
+def _check_every_placed_call(module: cst.Module, text: str, sparse: SparseSource) -> int:
+    """Checks each call's place; how many were placed from the `ast` (the rest by libcst)."""
+    model = build_model(module, source_text=text, is_notebook=False)
+    locate = _Locator(model, sparse, text.split("\n"))
+    from_ast = 0
+    for node in _all_nodes(module):
+        if not isinstance(node, cst.Call) or model.statement_path(node) is None:
+            continue
+        from_ast += CallStarts(model, sparse.text).start(node) is not None
+        line, column, _ = locate.place(node)
+        start, _ = locate.span(node)
+        assert (line, column) == (start.line, start.column), module.code_for_node(node)
+    return from_ast
+
+
+def test_calls_are_placed_where_libcst_places_them():
+    for text, least in ((CALLS, 28), (CALLS.replace("\n", "\r\n"), 28), (NESTED, 9)):
+        module = cst.parse_module(text)
+        assert _check_every_placed_call(module, text, SparseSource(text, ((1, 1),))) >= least
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*sorted(FIXTURES.glob("TAP*/*.py"))[::3], *sorted((FIXTURES / "clean").glob("*.py"))],
+    ids=lambda p: f"{p.parent.name}/{p.name}",
+)
+def test_calls_of_sliced_fixtures_are_placed_where_libcst_places_them(path: Path):
+    from tapelint.registry import all_rules
+    from tapelint.source import relevant_source
+
+    text = path.read_text()
+    triggers = tuple(sorted({t for rule in all_rules() for t in rule.triggers}))
+    sparse = relevant_source(text, triggers)
+    assert isinstance(sparse, SparseSource)
+    _check_every_placed_call(cst.parse_module(sparse.text), text, sparse)

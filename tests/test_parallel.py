@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 from tapelint import parallel
 from tapelint.engine import Linter
 from tests.cli_helpers import (
@@ -37,20 +35,6 @@ def make_repository(root, files: int = 40) -> None:
     os.mkfifo(root / "pipe.py")
     total = sum(p.stat().st_size for p in root.rglob("mod_*.py"))
     assert total > parallel.POOL_MIN_BYTES
-
-
-@pytest.fixture
-def pools(monkeypatch):
-    """Records the worker count of every pool a run starts (the pool itself is real)."""
-    started: list[int] = []
-    original = parallel.ProcessPoolExecutor
-
-    def recording(workers, **kwargs):
-        started.append(workers)
-        return original(workers, **kwargs)
-
-    monkeypatch.setattr(parallel, "ProcessPoolExecutor", recording)
-    return started
 
 
 def test_parallel_run_prints_exactly_what_jobs_1_prints(project, pools):
@@ -109,15 +93,15 @@ def test_parallel_fix_writes_what_a_serial_fix_writes(project, pools):
 
 def test_a_worker_that_dies_is_an_error_for_its_file_and_the_run_ends(project, monkeypatch):
     make_repository(project)
-    original = Linter.check_bytes
+    original = Linter.analyze_bytes
 
-    def dying(self, data, path):
+    def dying(self, data, path, context=None):
         if path == "pkg0/mod_00.py" and os.getpid() != parent:
             os._exit(3)  # what a crash in a native parser looks like from the parent
-        return original(self, data, path)
+        return original(self, data, path, context)
 
     parent = os.getpid()
-    monkeypatch.setattr(Linter, "check_bytes", dying)
+    monkeypatch.setattr(Linter, "analyze_bytes", dying)
     result = run_cli("check", "--no-cache", "--jobs", "2")
     assert result.exit_code == 2
     assert "error: pkg0/mod_00.py: internal error: the worker process checking it died" in (

@@ -25,11 +25,26 @@ def git(*args: str, cwd: Path) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
 
 
+# A step whose gradients come from a helper of another module (`helpers.py`, not staged:
+# the hook is given `step.py` alone and resolves its import in the repository).
+STEP = """\
+from helpers import compute_grads
+
+
+def step(model, optimizer, x):
+    grads = compute_grads(model, x)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
 @pytest.fixture(scope="module")
 def user_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A user's git repository with one bad file, one bad notebook and one good file."""
+    """A user's git repository with one bad file, one bad notebook, one good file, and a
+    step that is bad because of a helper in another module."""
     repo = tmp_path_factory.mktemp("user_repo")
     git("init", "-q", cwd=repo)
+    (repo / "helpers.py").write_text(CLEAN.replace("grads_of", "compute_grads"))
+    (repo / "step.py").write_text(STEP)
     (repo / "bad.py").write_text(LOSS_OUTSIDE)
     shutil.copy(FIXTURES / "notebooks" / "flag_loss_in_next_cell.ipynb", repo / "nb.ipynb")
     (repo / "good.py").write_text(CLEAN)
@@ -53,14 +68,15 @@ def try_repo(repo: Path, *staged: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_hook_fails_on_a_staged_bad_file_and_prints_the_findings(user_repo: Path) -> None:
-    result = try_repo(user_repo, "bad.py", "nb.ipynb", "good.py", "README.md")
+    result = try_repo(user_repo, "bad.py", "nb.ipynb", "good.py", "README.md", "step.py")
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
     assert "tapelint" in output and "Failed" in output
     assert "bad.py:8:12: TAP101 " in output
     assert "nb.ipynb:cell 4:2:9: TAP101 " in output
+    assert "step.py:6:5: TAP401 " in output and "(helpers.py:7)" in output
     findings = [line for line in output.splitlines() if ": TAP" in line]
-    assert len(findings) == 2, output  # good.py is clean, README.md is not Python
+    assert len(findings) == 3, output  # good.py is clean, README.md is not Python
 
 
 def test_hook_passes_on_a_staged_good_file(user_repo: Path) -> None:

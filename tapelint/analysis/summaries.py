@@ -26,6 +26,8 @@ the same form.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -290,6 +292,34 @@ class ProjectIndex:
                     found.setdefault(forward.param, []).append((forward.site, *chain))
             self._applies[resolved] = {k: tuple(sorted(set(v))) for k, v in found.items()}
         return self._applies[resolved]
+
+    # ------------------------------------------------------------------ cache keys
+    def digest(self, names: Iterable[str]) -> str:
+        """A stable digest of what this index says of `names`: for each, the definition it
+        resolves to, its summary, its resolved returns and applies, or "unknown". A check
+        that looked up only these names (`asked`) gives the same result with any index of
+        the same digest, so the result cache keys re-checked files by it. Looking them up
+        here is not recorded in `asked`."""
+        asked = set(self.asked)
+        facts: list[Any] = []
+        for name in sorted(set(names)):
+            resolved = self.resolve(name)
+            summary = self.function(name)
+            if resolved is None or summary is None:
+                facts.append([name, "unknown"])
+                continue
+            returns = [
+                [part, _flow_json(self.returns(name, part) or Flow())]
+                for part, _ in summary.returns
+            ]
+            applies = [
+                [param, [[_site_json(site) for site in chain] for chain in chains]]
+                for param, chains in sorted(self.applies(name).items())
+            ]
+            facts.append([name, resolved, _function_json(summary), returns, applies])
+        self.asked = asked
+        encoded = json.dumps(facts, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(encoded.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _argument_of(

@@ -1,15 +1,17 @@
 """A JSON list with one object per diagnostic; positions 1-based, ends exclusive.
 
 Keys: path, line, column, end_line, end_column, code, name, severity, message, fix (null or
-{title, applicability, edits: [{line, column, end_line, end_column, content}]}), and `cell`
-only for a notebook diagnostic (and on each of its edits: a fix may edit another cell).
+{title, applicability, edits: [{line, column, end_line, end_column, content}]}), related (the
+other places the finding rests on: [{path, line, column, message}], each with `cell` when
+it is in a notebook; empty for most findings), and `cell` only for a notebook diagnostic
+(and on each of its edits: a fix may edit another cell).
 """
 
 import json
 from collections.abc import Sequence
 from typing import Any
 
-from tapelint.diagnostics import Diagnostic, Edit, Fix
+from tapelint.diagnostics import Diagnostic, Edit, Fix, Related
 
 
 def render(diagnostics: Sequence[Diagnostic]) -> str:
@@ -28,9 +30,22 @@ def _diagnostic(diagnostic: Diagnostic) -> dict[str, Any]:
         "severity": diagnostic.severity.value,
         "message": diagnostic.message,
         "fix": _fix(diagnostic.fix) if diagnostic.fix is not None else None,
+        "related": [_related(related) for related in diagnostic.related],
     }
     if diagnostic.cell is not None:
         result["cell"] = diagnostic.cell
+    return result
+
+
+def _related(related: Related) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "path": related.path,
+        "line": related.line,
+        "column": related.column,
+        "message": related.message,
+    }
+    if related.cell is not None:
+        result["cell"] = related.cell
     return result
 
 

@@ -6,8 +6,11 @@ its rule by id and index. Paths relative to the current directory are relative U
 `%SRCROOT%` (the current directory, given in `originalUriBaseIds`), so code scanning resolves
 them from the repository root; other paths are absolute `file://` URIs. Columns count Unicode
 code points (`columnKind`), as Python does. A notebook diagnostic's lines are lines within its
-cell, and the region's `properties.cell` says which cell. A diagnostic with a fix carries it
-as a SARIF fix (its edits as replacements), whether safe or unsafe; its description says which.
+cell, and the region's `properties.cell` says which cell. The places a finding rests on (the
+gradient call inside a helper of another module, the apply a helper makes) are its
+`relatedLocations`, each with a physical location and a message, numbered from 1. A diagnostic
+with a fix carries it as a SARIF fix (its edits as replacements), whether safe or unsafe; its
+description says which.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
-from tapelint.diagnostics import Diagnostic, Edit, Fix, Position
+from tapelint.diagnostics import Diagnostic, Edit, Fix, Position, Related
 from tapelint.registry import all_rules
 from tapelint.rule import Rule
 
@@ -96,11 +99,26 @@ def _result(diagnostic: Diagnostic, index: dict[str, int]) -> dict[str, Any]:
             }
         ],
     }
+    if diagnostic.related:
+        result["relatedLocations"] = [
+            _related(related, number) for number, related in enumerate(diagnostic.related, 1)
+        ]
     if diagnostic.code in index:
         result["ruleIndex"] = index[diagnostic.code]
     if diagnostic.fix is not None:
         result["fixes"] = [_fix(diagnostic.fix, diagnostic.path)]
     return result
+
+
+def _related(related: Related, number: int) -> dict[str, Any]:
+    region: dict[str, Any] = {"startLine": related.line, "startColumn": related.column}
+    if related.cell is not None:
+        region["properties"] = {"cell": related.cell}
+    return {
+        "id": number,
+        "physicalLocation": {"artifactLocation": _artifact(related.path), "region": region},
+        "message": {"text": related.message},
+    }
 
 
 def _region(start: Position, end: Position) -> dict[str, int]:

@@ -45,19 +45,35 @@ def site_of(diagnostic: Diagnostic, cwd: Path) -> Site:
     return Site(path, diagnostic.start.line, max(diagnostic.start.line, diagnostic.end.line))
 
 
+def sites_of(diagnostic: Diagnostic, cwd: Path) -> list[Site]:
+    """Where a diagnostic is, then the places it rests on (its `related` locations outside
+    notebooks: the apply inside a helper of another module that a call hands gradients to)."""
+    related = [
+        Site(str((cwd / place.path).resolve()), place.line, place.line)
+        for place in diagnostic.related
+        if place.cell is None
+    ]
+    return [site_of(diagnostic, cwd), *related]
+
+
 def judge(
     diagnostics: Iterable[Diagnostic], observations: Observations, cwd: Path
 ) -> list[Validated]:
+    """A verdict for each diagnostic, at its own lines; where the run never reached them,
+    at the places it rests on (the problem of a call that hands gradients to a helper
+    shows at the helper's apply)."""
     judged = []
     for diagnostic in diagnostics:
         rule_check = CHECKS.get(diagnostic.code)
         if rule_check is None:
             verdict = Verdict.inconclusive("this rule has no runtime check")
         else:
-            site = site_of(diagnostic, cwd)
-            verdict = rule_check(site, observations)
+            for site in sites_of(diagnostic, cwd):
+                verdict = rule_check(site, observations)
+                if verdict.status is not Status.NOT_REACHED:
+                    break
             if verdict.status is Status.NOT_REACHED:
-                verdict = _ran_and_raised(site, observations) or verdict
+                verdict = _ran_and_raised(site_of(diagnostic, cwd), observations) or verdict
             elif verdict.status is Status.CONFIRMED:
                 verdict = replace(verdict, cost=cost_of(diagnostic.code, site, observations))
         judged.append(Validated(diagnostic, verdict, "static"))
@@ -97,7 +113,7 @@ def runtime_findings(
     """
     covered: dict[str, list[Site]] = {}
     for item in judged:
-        covered.setdefault(item.diagnostic.code, []).append(site_of(item.diagnostic, cwd))
+        covered.setdefault(item.diagnostic.code, []).extend(sites_of(item.diagnostic, cwd))
     found: dict[tuple[str, str, int], Validated] = {}
     for finding in _findings(observations):
         frame = finding.frame

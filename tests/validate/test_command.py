@@ -73,14 +73,12 @@ def test_pytest_run_with_python_dash_m_is_instrumented() -> None:
 
 def test_a_runtime_finding_obeys_noqa(tmp_path: Path) -> None:
     runtime = ROOT / "fixtures" / "runtime"
-    (tmp_path / "cross_module_helper.py").write_text(
-        (runtime / "cross_module_helper.py").read_text()
-    )
-    helper = (runtime / "update_helpers.py").read_text()
-    marked = "optimizer.apply_gradients(zip(grads, variables))"
+    (tmp_path / "gradients_on_state.py").write_text((runtime / "gradients_on_state.py").read_text())
+    helper = (runtime / "state_helpers.py").read_text()
+    marked = "optimizer.apply_gradients(zip(state.grads, state.variables))"
     assert marked in helper
-    (tmp_path / "update_helpers.py").write_text(helper.replace(marked, marked + "  # noqa: TAP401"))
-    result = _tapelint("--quiet", "--output-format", "json", "cross_module_helper.py", cwd=tmp_path)
+    (tmp_path / "state_helpers.py").write_text(helper.replace(marked, marked + "  # noqa: TAP401"))
+    result = _tapelint("--quiet", "--output-format", "json", "gradients_on_state.py", cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert json.loads(result.stdout) == []
     assert "0 found at runtime only" in result.stderr

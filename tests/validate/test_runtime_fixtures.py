@@ -19,6 +19,7 @@ SCRIPTS = sorted(
 # Files the scripts import or run: their markers hold for those scripts too.
 IMPORTED = {
     "cross_module_helper.py": ["update_helpers.py"],
+    "gradients_on_state.py": ["state_helpers.py"],
     "spawns_trainer.py": ["unfiltered_frozen_head.py"],
 }
 
@@ -71,10 +72,20 @@ def test_a_program_that_never_ends_is_killed_at_the_time_limit() -> None:
 
 
 def test_runtime_only_finding_points_into_the_helper_module() -> None:
-    [item] = validate("cross_module_helper.py").items
-    assert item["path"].endswith("update_helpers.py")
+    [item] = validate("gradients_on_state.py").items
+    assert item["path"].endswith("state_helpers.py")
     assert item["origin"] == "runtime"
     assert "dense_2/kernel" in item["message"]
+
+
+def test_a_call_that_hands_gradients_to_a_helper_is_confirmed_at_the_helpers_apply() -> None:
+    [item] = validate("cross_module_helper.py").items
+    assert item["path"].endswith("runtime/cross_module_helper.py")
+    assert (item["line"], item["origin"]) == (27, "static")
+    places = [(place["path"].rpartition("/")[2], place["line"]) for place in item["related"]]
+    assert places == [("cross_module_helper.py", 23), ("update_helpers.py", 6)]
+    assert item["runtime"] == "confirmed"
+    assert "dense_2/kernel" in item["evidence"]
 
 
 def test_an_error_raised_while_tracing_is_summarised_by_its_own_message() -> None:

@@ -1,0 +1,317 @@
+"""The work one file takes, in the steps of a run; what worker processes run.
+
+- `analyse_file` (first pass): the file checked with its module's name and the library's
+  index only: its diagnostics, its module's summary, the names outside it it asked about.
+  `analysis_without_parsing` answers the same where no parse is needed (no trigger, a
+  cache hit).
+- `finish_file`: the file checked again with the index of the project (when its result
+  depends on other modules), and fixed when asked.
+
+Neither raises: an engine bug becomes an error for this file only, so the other files are
+still checked. A result per file (not a side effect) is what lets the runner run files in
+any order, in other processes, or answer from the cache.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tapelint.add_noqa import annotate
+from tapelint.cache import ResultCache
+from tapelint.config import Settings
+from tapelint.diagnostics import Diagnostic
+from tapelint.engine import FileAnalysis, Linter, ModuleContext, decode_source
+from tapelint.files import SourceFile, SourceKind, read_source
+from tapelint.fixer import (
+    FixError,
+    encode_like,
+    fix_source,
+    fixable_count,
+    unified_diff,
+    write_atomically,
+)
+from tapelint.globs import Globs, relative_posix
+from tapelint.notebook import analyze_notebook, fix_notebook
+from tapelint.project.modules import ModuleName
+from tapelint.rule import Rule
+from tapelint.selection import rules_matching, select_rules
+
+
+@dataclass(frozen=True)
+class Options:
+    force_exclude: bool = False
+    fix: bool = False  # apply fixes and write the files
+    diff: bool = False  # compute the fixes but only report them as a diff (wins over fix)
+    unsafe_fixes: bool = False
+    jobs: int = 0  # worker processes; 0: one per available core
+    cache_dir: Path | None = None  # None: no cache (see tapelint.cache)
+    add_noqa: bool = False  # write a noqa comment for each finding (tapelint.add_noqa)
+
+    @property
+    def fixing(self) -> bool:
+        return self.fix or self.diff
+
+
+@dataclass
+class Report:
+    diagnostics: list[Diagnostic] = field(default_factory=list)  # what remains, sorted
+    fixed: int = 0  # diagnostics fixed (or, with `diff`, that would be)
+    fixed_paths: list[str] = field(default_factory=list)
+    # For each fixed file: how many diagnostics of each (code, name) were fixed.
+    fixed_codes: dict[str, Counter[tuple[str, str]]] = field(default_factory=dict)
+    diffs: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # the run exits 2
+    warnings: list[str] = field(default_factory=list)
+    noqa_added: int = 0  # with `add_noqa`: lines given a new or extended noqa comment
+    noqa_paths: list[str] = field(default_factory=list)  # files they are in
+
+    def add(self, other: Report) -> None:
+        """Fold another (per-file) report into this one."""
+        self.diagnostics.extend(other.diagnostics)
+        self.fixed += other.fixed
+        self.fixed_paths.extend(other.fixed_paths)
+        self.fixed_codes.update(other.fixed_codes)
+        self.diffs.extend(other.diffs)
+        self.errors.extend(other.errors)
+        self.warnings.extend(other.warnings)
+        self.noqa_added += other.noqa_added
+        self.noqa_paths.extend(other.noqa_paths)
+
+
+@dataclass(frozen=True)
+class FileTask:
+    source: SourceFile
+    display: str  # the path it is reported under
+    linter: Linter
+    module: ModuleName = field(default_factory=ModuleName)
+
+
+@dataclass
+class Analysed:
+    """A file's first pass."""
+
+    analysis: FileAnalysis
+    key: str | None = None  # its cache key (None: not cached)
+    error: str | None = None  # an internal error: the file has no result
+
+
+# ---------------------------------------------------------------------- first pass
+def analysis_without_parsing(
+    task: FileTask, data: bytes, cache: ResultCache | None
+) -> tuple[Analysed | None, str | None]:
+    """The first pass of a Python file when it can be had without a parse (no trigger, a
+    cache hit), else None; and its cache key."""
+    if not task.linter.may_report(data):
+        return Analysed(FileAnalysis([])), None
+    if cache is None:
+        return None, None
+    key = cache.analysis_key(data, task.display, task.linter.codes, task.module.key)
+    found = cache.get_analysis(key)
+    return (Analysed(found, key) if found is not None else None), key
+
+
+def analyse_file(task: FileTask, cache: ResultCache | None, key: str | None) -> Analysed:
+    """The first pass of a file read from disk (see `first_pass`)."""
+    try:
+        data = read_source(task.source.path)
+    except OSError as error:
+        return Analysed(_unreadable(task, error))
+    return first_pass(task, data, cache, key)
+
+
+def first_pass(task: FileTask, data: bytes, cache: ResultCache | None, key: str | None) -> Analysed:
+    """The file checked with its module's name and the library's index only; stored in
+    the cache under `key` (from `analysis_without_parsing`) when there is one."""
+    try:
+        analysis = analyse_data(task, data, ModuleContext(task.module.name, task.module.is_package))
+    except Exception as error:  # an engine bug must not end the run for other files
+        return Analysed(FileAnalysis([]), error=_internal(task.display, error))
+    if cache is not None and key is not None:
+        cache.put_analysis(key, analysis)
+    return Analysed(analysis, key)
+
+
+def analyse_data(task: FileTask, data: bytes, context: ModuleContext) -> FileAnalysis:
+    if task.source.kind is SourceKind.NOTEBOOK:
+        return analyze_notebook(task.linter, data, task.display, context)
+    return task.linter.analyze_bytes(data, task.display, context)
+
+
+# ---------------------------------------------------------------------- final pass
+@dataclass
+class Finished:
+    report: Report
+    # With a re-check: the names it asked about (None: the first pass's result was kept).
+    asked: frozenset[str] | None = None
+
+
+def finish_file(
+    task: FileTask, context: ModuleContext, options: Options, earlier: list[Diagnostic] | None
+) -> Finished:
+    """The file's report: checked again with `context` when `earlier` (the first pass's
+    diagnostics, when they are final) is None, then fixed with `context` when asked."""
+    report = Report()
+    asked = None
+    try:
+        data = read_source(task.source.path)
+    except OSError as error:
+        report.diagnostics = _unreadable(task, error).diagnostics
+        return Finished(report)
+    try:
+        if earlier is None:
+            analysis = analyse_data(task, data, context)
+            diagnostics, asked = analysis.diagnostics, analysis.asked
+        else:
+            diagnostics = earlier
+        if options.fixing and fixable_count(diagnostics, unsafe=options.unsafe_fixes):
+            diagnostics = _fix_file(task, data, diagnostics, context, options, report)
+        elif options.add_noqa and diagnostics:
+            diagnostics = _add_noqa(task, data, diagnostics, context, report)
+        report.diagnostics = diagnostics
+    except Exception as error:  # an engine bug must not end the run for other files
+        report.diagnostics = []
+        report.errors.append(_internal(task.display, error))
+    return Finished(report, asked)
+
+
+def _unreadable(task: FileTask, error: OSError) -> FileAnalysis:
+    return FileAnalysis(
+        task.linter.unreadable(task.display, f"cannot read: {error.strerror or error}")
+    )
+
+
+def _internal(display: str, error: Exception) -> str:
+    return f"{display}: internal error: {type(error).__name__}: {error}"
+
+
+# ---------------------------------------------------------------------- noqa
+def _add_noqa(
+    task: FileTask,
+    data: bytes,
+    diagnostics: list[Diagnostic],
+    context: ModuleContext,
+    report: Report,
+) -> list[Diagnostic]:
+    """Write a noqa comment for each diagnostic; the diagnostics left unsilenced. Every
+    re-lint uses `context`, the one the diagnostics came from."""
+    notebook = task.source.kind is SourceKind.NOTEBOOK
+
+    def lint(new: bytes) -> list[Diagnostic]:
+        return analyse_data(task, new, context).diagnostics
+
+    result = annotate(data, diagnostics, lint, notebook=notebook)
+    report.warnings.extend(result.warnings)
+    if result.data is None:
+        return result.remaining
+    try:
+        write_atomically(task.source.path, result.data)
+    except OSError as error:
+        report.errors.append(
+            f"{task.display}: cannot write noqa comments: {error.strerror or error}"
+        )
+        return diagnostics
+    report.noqa_added += result.added
+    report.noqa_paths.append(task.display)
+    return result.remaining
+
+
+# ---------------------------------------------------------------------- fixing
+def _fix_file(
+    task: FileTask,
+    data: bytes,
+    diagnostics: list[Diagnostic],
+    context: ModuleContext,
+    options: Options,
+    report: Report,
+) -> list[Diagnostic]:
+    """Fix one file; the diagnostics to report afterwards."""
+    display = task.display
+    try:
+        fixed = fixed_source(data, task, diagnostics, context, options)
+        if fixed is None:
+            return diagnostics
+        if options.diff:
+            report.diffs.extend(unified_diff(*change) for change in fixed.changes)
+        else:
+            write_atomically(task.source.path, fixed.data)
+    except FixError as error:
+        report.warnings.append(f"{display}: fixes not applied: {error}; file left unchanged")
+        return diagnostics
+    except OSError as error:
+        report.errors.append(f"{display}: cannot write fixes: {error.strerror or error}")
+        return diagnostics
+    report.fixed += fixed.fixed
+    report.fixed_paths.append(display)
+    report.fixed_codes[display] = fixed.fixed_codes
+    return diagnostics if options.diff else fixed.remaining
+
+
+@dataclass(frozen=True)
+class Fixed:
+    data: bytes  # the fixed file
+    fixed: int  # diagnostics whose fix was applied
+    remaining: list[Diagnostic]
+    changes: list[tuple[str, str, str]]  # (label, before, after) for a diff
+    fixed_codes: Counter[tuple[str, str]]  # how many of each (code, name) were fixed
+
+
+def fixed_source(
+    data: bytes,
+    task: FileTask,
+    diagnostics: list[Diagnostic],
+    context: ModuleContext,
+    options: Options,
+) -> Fixed | None:
+    """The file with its fixes applied; None when they change nothing. Raises FixError.
+    Every re-lint uses `context`, the one the diagnostics came from."""
+    linter, display = task.linter, task.display
+    if task.source.kind is SourceKind.NOTEBOOK:
+        result = fix_notebook(linter, data, display, unsafe=options.unsafe_fixes, context=context)
+        if not result.changes:
+            return None
+        changes = [(f"{display}:cell {cell}", old, new) for cell, old, new in result.changes]
+        return Fixed(result.data, result.fixed, result.remaining, changes, result.fixed_codes)
+    text = decode_source(data)
+    fixed = fix_source(
+        text,
+        lambda new: linter.check_text(new, display, context=context),
+        unsafe=options.unsafe_fixes,
+        diagnostics=diagnostics,
+    )
+    if fixed.text == text:
+        return None
+    encoded = encode_like(data, fixed.text)
+    changes = [(display, text, fixed.text)]
+    return Fixed(encoded, fixed.fixed, fixed.remaining, changes, fixed.fixed_codes)
+
+
+def display_path(path: Path, cwd: Path) -> str:
+    """Relative to the current directory when under it, else absolute."""
+    relative = relative_posix(path, cwd)
+    return relative if relative is not None else str(path)
+
+
+# ---------------------------------------------------------------------- linters
+class Linters:
+    """The linter for each file: the selected rules less its per-file-ignores."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.root = settings.root
+        self.selected = select_rules(
+            settings.select, settings.extend_select, settings.ignore, preview=settings.preview
+        )
+        self.per_file = [
+            (Globs([glob]), {r for s in selectors for r in rules_matching(s, preview=True)})
+            for glob, selectors in settings.per_file_ignores
+        ]
+        self._linters: dict[tuple[type[Rule], ...], Linter] = {}
+
+    def for_file(self, path: Path) -> Linter:
+        relative = relative_posix(path, self.root) or path.name
+        ignored = {r for globs, ignores in self.per_file if globs.match(relative) for r in ignores}
+        rules = tuple(rule for rule in self.selected if rule not in ignored)
+        if rules not in self._linters:
+            self._linters[rules] = Linter(rules)
+        return self._linters[rules]

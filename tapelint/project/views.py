@@ -1,0 +1,186 @@
+"""The index one file is checked with: the summaries that the names it asks about lead to.
+
+Absolute imports are resolved through `sys.path`, which depends on the program that runs:
+`import utils` in `baselines/cifar/train.py` is `baselines/cifar/utils.py`, the same line
+in `baselines/jft/train.py` another file. So there is no one index for a project with
+several script directories; each file gets the view its own import roots give (files
+with the same roots share one).
+
+A view is built by following names, the way `ProjectIndex` will resolve them: each name
+the file asked about (`FileAnalysis.asked`) is split into a module and the rest, the
+longest module first; the module's file is located (`ModuleLayout.locate`) and its
+summary loaded; then what the index would consult next is followed in turn: the alias,
+base classes or star imports the rest goes through, and every call and forward target in
+the summary of the function it names (what `returns` and `applies` substitute). Every
+module the index can consult for those names is then in the view, so the view answers
+them as an index of the whole project would. Names are followed to MAX_DEPTH modules
+away from the file; a name further away is unknown (in every kind of run alike).
+
+A module seen under another name than its own (a script `agents/dqn.py`, itself `dqn`,
+imported as `agents.dqn` from the root) is the same summary with its own qualified names
+renamed (`renamed`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from tapelint.analysis.library import LIBRARY
+from tapelint.analysis.summaries import (
+    CallResult,
+    Flow,
+    Forward,
+    FunctionSummary,
+    ModuleSummary,
+    ProjectIndex,
+)
+from tapelint.project.modules import ModuleLayout
+
+# How many modules away from the checked file a name is still followed.
+MAX_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class View:
+    index: ProjectIndex
+    names: frozenset[str]  # the names followed: the view answers these completely
+    paths: frozenset[str]  # the module files whose summaries it holds
+
+
+# A module file's summary under its own module name, and that name, for a look-up of a
+# name in it (the first part of the rest of a qualified name); None when the file cannot
+# be read or parsed.
+LoadSummary = Callable[[str, str], tuple[str, ModuleSummary] | None]
+
+
+def build_view(
+    names: Iterable[str],
+    *,
+    roots: tuple[str, ...],
+    own: ModuleSummary | None,
+    layout: ModuleLayout,
+    load: LoadSummary,
+) -> View:
+    """The view for a file whose imports resolve in `roots` and whose own module is
+    `own`, following `names`."""
+    modules: dict[str, ModuleSummary] = {}
+    paths: set[str] = set()
+    followed: set[str] = set()
+    pending = deque((name, 0) for name in sorted(names))
+    while pending:
+        name, depth = pending.popleft()
+        if name in followed or name in LIBRARY:
+            continue
+        followed.add(name)
+        for module, rest in _splits(name):
+            found = _module(module, rest.partition(".")[0], roots, own, layout, load)
+            if found is None:
+                continue
+            path, summary = found
+            if module not in modules or _blank(modules[module]):
+                modules[module] = summary  # blank when the module defines what was asked
+            if path is not None:
+                paths.add(path)
+            if depth < MAX_DEPTH:
+                pending.extend((next_name, depth + 1) for next_name in _consulted(summary, rest))
+            break
+    return View(ProjectIndex(modules.values()), frozenset(followed), frozenset(paths))
+
+
+def _module(
+    module: str,
+    wanted: str,
+    roots: tuple[str, ...],
+    own: ModuleSummary | None,
+    layout: ModuleLayout,
+    load: LoadSummary,
+) -> tuple[str | None, ModuleSummary] | None:
+    if own is not None and module == own.module:
+        return None, own
+    path = layout.locate(module, roots)
+    loaded = load(path, wanted) if path is not None else None
+    if loaded is None:
+        return None
+    name, summary = loaded
+    return path, summary if name == module else renamed(summary, name, module)
+
+
+def _blank(summary: ModuleSummary) -> bool:
+    return not (summary.functions or summary.aliases or summary.star_imports or summary.bases)
+
+
+def _consulted(summary: ModuleSummary, rest: str) -> Iterator[str]:
+    """The names `ProjectIndex` looks up next when it resolves `rest` in this module (a
+    superset: a module more in a view changes no answer)."""
+    function = summary.functions.get(rest)
+    if function is not None:
+        yield from _targets(function)
+        return
+    head, _, tail = rest.partition(".")
+    if head in summary.aliases:
+        yield summary.aliases[head] + (f".{tail}" if tail else "")
+        return
+    if tail:
+        yield from (f"{base}.{tail}" for base in summary.bases.get(head, ()))
+    yield from (f"{star}.{rest}" for star in summary.star_imports)
+
+
+def _targets(function: FunctionSummary) -> Iterator[str]:
+    for _, flow in function.returns:
+        yield from _flow_targets(flow)
+    for forward in function.forwards:
+        yield forward.target
+
+
+def _flow_targets(flow: Flow) -> Iterator[str]:
+    for call in flow.calls:
+        yield call.target
+        for _, argument in call.args:
+            yield from _flow_targets(argument)
+
+
+def _splits(qualified: str) -> Iterator[tuple[str, str]]:
+    parts = qualified.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        yield ".".join(parts[:cut]), ".".join(parts[cut:])
+
+
+# ---------------------------------------------------------------------- renaming
+def renamed(summary: ModuleSummary, old: str, new: str) -> ModuleSummary:
+    """The summary of module `old` as module `new`: every qualified name in it that is
+    `old` or inside it is rewritten. (Its sites and labels are not names.)"""
+
+    def name(qualified: str) -> str:
+        if qualified == old:
+            return new
+        if qualified.startswith(old + "."):
+            return new + qualified[len(old) :]
+        return qualified
+
+    def flow(value: Flow) -> Flow:
+        if not value.calls:
+            return value
+        calls = tuple(
+            CallResult(name(c.target), c.part, tuple((k, flow(f)) for k, f in c.args))
+            for c in value.calls
+        )
+        return dataclasses.replace(value, calls=calls)
+
+    def function(value: FunctionSummary) -> FunctionSummary:
+        return dataclasses.replace(
+            value,
+            returns=tuple((part, flow(f)) for part, f in value.returns),
+            forwards=tuple(Forward(f.param, name(f.target), f.arg, f.site) for f in value.forwards),
+        )
+
+    return dataclasses.replace(
+        summary,
+        module=new,
+        functions={key: function(value) for key, value in summary.functions.items()},
+        aliases={key: name(value) for key, value in summary.aliases.items()},
+        star_imports=tuple(name(star) for star in summary.star_imports),
+        bases={key: tuple(name(b) for b in value) for key, value in summary.bases.items()},
+    )
