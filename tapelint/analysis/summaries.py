@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,11 +48,17 @@ class Site:
     cell: int | None = None
 
     def where(self, reported_in: str | None = None) -> str:
-        """`utils.py:12` (`nb.ipynb:cell 3:12`), or `line 12` in the file `reported_in`."""
+        """`utils.py:12` (`nb.ipynb:cell 3:12`), or `line 12` in the file `reported_in`.
+        Paths are as reported; two absolute ones (files outside the current directory, as
+        an editor's server sees them) are shortened to the site's path from the reporting
+        file's directory."""
         cell = f"cell {self.cell}:" if self.cell is not None else ""
         if self.path == reported_in:
             return f"{cell}line {self.line}" if not cell else f"{cell}{self.line}"
-        return f"{self.path}:{cell}{self.line}"
+        path = self.path
+        if reported_in and os.path.isabs(path) and os.path.isabs(reported_in):
+            path = os.path.relpath(path, os.path.dirname(reported_in))
+        return f"{path}:{cell}{self.line}"
 
 
 @dataclass(frozen=True)

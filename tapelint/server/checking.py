@@ -4,8 +4,9 @@ The buffer goes to `runner.run_stdin` as the bytes an editor would pipe to that 
 named as the document's file, with `force_exclude` (an excluded file yields nothing, as for
 the pre-commit hook): the same configuration, selection, per-file-ignores, noqa and
 notebook handling, so the server reports exactly what the command prints for the same
-buffer. The linters are cheap to create (under 0.1 ms), so nothing is gained by keeping
-them between checks; what costs is the parse and analysis of the file itself.
+buffer. Imports are resolved in the document's `Project` (`projects`), which the server
+keeps between checks. The linters are cheap to create (under 0.1 ms), so nothing is gained
+by keeping them between checks; what costs is the parse and analysis of the file itself.
 """
 
 from __future__ import annotations
@@ -19,8 +20,10 @@ from dataclasses import dataclass
 from tapelint.config import Settings
 from tapelint.diagnostics import Diagnostic
 from tapelint.engine import decode_source
+from tapelint.project.workspace import Project
 from tapelint.runner import Options, run_stdin
 from tapelint.server.documents import Snapshot
+from tapelint.server.projects import Projects
 
 # For tests only: a check of a document whose text contains this variable's value raises
 # an internal error, as a bug in the engine would, so that tests can see the server survive
@@ -32,10 +35,12 @@ class CheckFault(RuntimeError):
     """The error FAULT_VARIABLE provokes."""
 
 
-def check(snapshot: Snapshot, settings: Settings) -> list[Diagnostic]:
-    """The diagnostics of the snapshot; for a notebook each has the cell it is in."""
+def check(snapshot: Snapshot, settings: Settings, project: Project) -> list[Diagnostic]:
+    """The diagnostics of the snapshot; for a notebook each has the cell it is in. Its
+    imports are resolved in `project`, which holds the open documents' text."""
     _provoke_fault(snapshot)
-    result = run_stdin(_data(snapshot), str(snapshot.path), settings, Options(force_exclude=True))
+    options = Options(force_exclude=True)
+    result = run_stdin(_data(snapshot), str(snapshot.path), settings, options, project)
     return result.report.diagnostics
 
 
@@ -45,12 +50,14 @@ class FixedTexts:
     problem: str | None = None  # why the fixes could not be applied
 
 
-def fix_safely(snapshot: Snapshot, settings: Settings) -> FixedTexts:
-    """Every safe fix applied (with `tapelint check --fix`'s passes and checks)."""
+def fix_safely(snapshot: Snapshot, settings: Settings, projects: Projects) -> FixedTexts:
+    """Every safe fix applied (with `tapelint check --fix`'s passes and checks). On the
+    checking thread, which alone uses the projects."""
     _provoke_fault(snapshot)
     data = _data(snapshot)
     options = Options(force_exclude=True, fix=True)
-    result = run_stdin(data, str(snapshot.path), settings, options)
+    project = projects.for_settings(settings)
+    result = run_stdin(data, str(snapshot.path), settings, options, project)
     problem = "; ".join(result.report.warnings) or None
     if result.fixed_source is None or result.fixed_source == data:
         return FixedTexts({}, problem)

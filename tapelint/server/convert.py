@@ -9,6 +9,8 @@ is clamped to the line's end, as the protocol asks.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
@@ -70,7 +72,24 @@ def to_lsp(diagnostic: Diagnostic, index: LineIndex, docs_uri: str | None) -> ty
         code=diagnostic.code,
         code_description=types.CodeDescription(href=docs_uri) if docs_uri else None,
         source=SOURCE,
+        related_information=_related(diagnostic) or None,
     )
+
+
+def _related(diagnostic: Diagnostic) -> list[types.DiagnosticRelatedInformation]:
+    """The places a finding rests on (a helper's gradient call or apply, maybe in another
+    file), as locations the editor can jump to. Their files' text is not at hand, so the
+    column counts code points (the same as UTF-16 units on the ASCII lines code is written
+    in); a place in a notebook cell is left out (its cell's document is the client's)."""
+    found = []
+    for place in diagnostic.related:
+        if place.cell is not None:
+            continue
+        start = types.Position(max(place.line - 1, 0), max(place.column - 1, 0))
+        uri = (Path.cwd() / place.path).resolve().as_uri()
+        location = types.Location(uri=uri, range=types.Range(start, start))
+        found.append(types.DiagnosticRelatedInformation(location=location, message=place.message))
+    return found
 
 
 def text_edit(before: str, after: str, index: LineIndex) -> types.TextEdit | None:

@@ -12,14 +12,13 @@
 - The same input is not checked twice. When a document's text (a notebook's cells) and its
   settings are what its last check saw, that result is reused; only a new version or a
   change in the diagnostics is published.
-- Cross-file knowledge. When a document changes (or is opened or saved), the other open
-  documents of the same project (same configuration root) are checked again, after it, at
-  no cost today: tapelint's analysis is per file, so each of them hits the reuse above and
-  publishes nothing. When the analysis follows tapes and gradients across modules
-  (project-level function summaries), the summaries the changed file exports join the
-  reuse key in `_work` (the project index is updated from the snapshot there, on the
-  checking thread), and exactly the files whose summaries changed are re-analysed and
-  republished.
+- Cross-file knowledge. Documents are checked in their project's index
+  (`tapelint.project.Project`, one per configuration, `projects`), which holds the open
+  documents' text: a helper edited in the editor is seen as its buffer. When a document
+  changes (or is opened or saved), the other open documents of the same project are
+  checked again, after it: those whose last check used its module (`Project.dependents`)
+  are analysed again, so a change to a helper's summary reaches the files that call it;
+  the others hit the reuse above and publish nothing.
 - An internal error while checking one document (a bug in tapelint) is logged to the
   client (window/logMessage, once per distinct error) with its traceback, that document's
   diagnostics are cleared, and every other document keeps being checked.
@@ -29,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import time
 import traceback
 from collections.abc import Callable
@@ -57,6 +57,9 @@ class _Outcome:
     result: Result
     config_problem: str | None
     reused: bool
+    # The open files (real paths) whose last check used this document's module: what its
+    # change may change.
+    dependents: frozenset[str]
     seconds: float  # wall time on the checking thread
     cpu_seconds: float  # the checking thread's CPU time: what the check costs on an idle machine
 
@@ -68,6 +71,9 @@ class Linting:
         self._pending: dict[str, asyncio.Task[None]] = {}
         self._published: dict[str, Result] = {}  # per document: the result last published
         self._failing: dict[str, str] = {}  # per document: the internal error last logged
+        # Documents whose last result may be out of date although their text is not: a
+        # module their check used changed. Their next check analyses them again.
+        self._stale: set[str] = set()
         self._closed = False
 
     # ------------------------------------------------------------------ scheduling
@@ -96,7 +102,10 @@ class Linting:
         if waiting is not None:
             waiting.cancel()
         self._failing.pop(uri, None)
+        self._stale.discard(uri)
         last = self._published.pop(uri, None)
+        if last is not None and not self._closed:
+            self._executor.submit(self._server.projects.closed, str(last.snapshot.path))
         for shown in last.snapshot.uris if last is not None else (uri,):
             self._send(shown, [], None)
 
@@ -160,15 +169,16 @@ class Linting:
         snapshot = self.snapshot(uri)
         if snapshot is None:
             return
-        result = await self._run(snapshot)
-        if result is None or not self._is_current(snapshot):
+        outcome = await self._run(snapshot, reuse=uri not in self._stale)
+        if outcome is None or not self._is_current(snapshot):
             return
-        self._publish(result)
+        self._stale.discard(uri)
+        self._publish(outcome.result)
         if project:
-            self._recheck_project(result)
+            self._recheck_project(outcome)
 
-    async def _run(self, snapshot: Snapshot) -> Result | None:
-        previous = self._published.get(snapshot.uri)
+    async def _run(self, snapshot: Snapshot, *, reuse: bool) -> _Outcome | None:
+        previous = self._published.get(snapshot.uri) if reuse else None
         client = self._server.client_settings
         codec = self._server.workspace.position_codec
         try:
@@ -183,7 +193,7 @@ class Linting:
         if outcome.config_problem is not None:
             self._server.report_problem(outcome.config_problem)
         self._trace(outcome)
-        return outcome.result
+        return outcome
 
     def _work(
         self,
@@ -195,8 +205,8 @@ class Linting:
         """On the checking thread: the settings of the document's project, then its check
         (or the previous result, when neither the input nor the settings changed)."""
         started, cpu_started = time.perf_counter(), time.thread_time()
-        project, problem = self._server.project_settings.for_file(snapshot.path)
-        settings = client.apply(project)
+        configuration, problem = self._server.project_settings.for_file(snapshot.path)
+        settings = client.apply(configuration)
         if (
             previous is not None
             and previous.settings == settings
@@ -205,18 +215,29 @@ class Linting:
         ):
             result, reused = dataclasses.replace(previous, snapshot=snapshot), True
         else:
-            found = locate(snapshot, check(snapshot, settings), codec, self._server.pages.uri)
-            result, reused = Result(snapshot, settings, client, found), False
+            project = self._server.projects.for_settings(settings)
+            found = check(snapshot, settings, project)
+            found_here = locate(snapshot, found, codec, self._server.pages.uri)
+            result, reused = Result(snapshot, settings, client, found_here), False
+        dependents = frozenset(self._server.projects.dependents(settings, str(snapshot.path)))
         seconds, cpu = time.perf_counter() - started, time.thread_time() - cpu_started
-        return _Outcome(result, problem, reused, seconds, cpu)
+        return _Outcome(result, problem, reused, dependents, seconds, cpu)
 
-    def _recheck_project(self, changed: Result) -> None:
+    def _recheck_project(self, changed: _Outcome) -> None:
+        """Check the other open documents of the project again: those whose last check used
+        the changed document's module are analysed again (a helper's summary may have
+        changed); the others are given their last result back at no cost."""
+        root = changed.result.settings.root
         for uri in self.open_documents():
-            if uri == changed.snapshot.uri or uri in self._pending:
+            if uri == changed.result.snapshot.uri or uri in self._pending:
                 continue
             other = self._published.get(uri)
-            if other is None or other.settings.root == changed.settings.root:
-                self.changed(uri, delay=0, project=False)
+            if other is not None and other.settings.root != root:
+                continue
+            snapshot = self.snapshot(uri)
+            if snapshot is not None and os.path.realpath(snapshot.path) in changed.dependents:
+                self._stale.add(uri)
+            self.changed(uri, delay=0, project=False)
 
     # ------------------------------------------------------------------ publishing
     def _publish(self, result: Result) -> None:

@@ -16,6 +16,7 @@ from tapelint.server.checking import fix_safely
 from tapelint.server.docs import RulePages, rule_page
 from tapelint.server.documents import PYTHON
 from tapelint.server.linting import Linting
+from tapelint.server.projects import Projects
 from tapelint.server.results import Result
 from tapelint.server.settings import ClientSettings, ProjectSettings, workspace_root
 
@@ -43,6 +44,7 @@ class TapelintServer(LanguageServer):
         self.client_settings = ClientSettings()
         self.project_settings = ProjectSettings(root_of=lambda path: path.parent)
         self.pages = RulePages()
+        self.projects = Projects()
         self.linting = Linting(self)
         self.shut_down = False
         self.languages: dict[str, str | None] = {}  # of the open text documents
@@ -208,7 +210,9 @@ def build_server() -> TapelintServer:
         result = await linting.current(str(data.get("uri")))
         if result is None or result.snapshot.version != data.get("version"):
             return action  # the document moved on: no edit rather than a wrong one
-        fixed = await linting.in_checker(fix_safely, result.snapshot, result.settings)
+        fixed = await linting.in_checker(
+            fix_safely, result.snapshot, result.settings, server.projects
+        )
         if fixed.problem:
             server.window_log_message(
                 types.LogMessageParams(type=types.MessageType.Warning, message=fixed.problem)

@@ -19,19 +19,21 @@ import json, sys
 from pathlib import Path
 from tapelint.config import Settings
 from tapelint.server.protocol import build_server
+from tapelint.project.workspace import Project
 from tapelint.server.checking import check
 from tapelint.server.documents import Cell, Snapshot
 
 build_server()
 root = Path({str(tmp_path)!r})
 settings = Settings(root=root)
-found = check(Snapshot("file:///t.py", 1, root / "t.py", text={LOSS_OUTSIDE!r}), settings)
+project = Project(settings, watch_disk=True)
+found = check(Snapshot("file:///t.py", 1, root / "t.py", text={LOSS_OUTSIDE!r}), settings, project)
 assert [d.code for d in found] == ["TAP101"], found
 cells = json.loads(Path({str(notebook)!r}).read_text())["cells"]
 cells = tuple(
     Cell(f"cell{{n}}", c["cell_type"], "".join(c["source"]), 1) for n, c in enumerate(cells)
 )
-found = check(Snapshot("file:///n.ipynb", 1, root / "n.ipynb", cells=cells), settings)
+found = check(Snapshot("file:///n.ipynb", 1, root / "n.ipynb", cells=cells), settings, project)
 assert [(d.code, d.cell) for d in found] == [("TAP101", 4)], found
 assert "tensorflow" not in sys.modules, "tensorflow was imported"
 assert "numpy" not in sys.modules, "numpy was imported"

@@ -1,0 +1,38 @@
+"""The project index the server checks documents with: one `tapelint.project.Project` per
+configuration, kept between checks.
+
+A `Project` holds the summaries of the modules a check needed, and the text of the open
+documents it was given: so a helper module edited in the editor is seen as its buffer, not
+as the file on disk, and a module changed on disk (a `git checkout`) is read again when its
+modification time changed. It is used from the checking thread only, as it must be.
+"""
+
+from __future__ import annotations
+
+import os
+
+from tapelint.config import Settings
+from tapelint.project.workspace import Project
+
+
+class Projects:
+    def __init__(self) -> None:
+        self._projects: dict[Settings, Project] = {}
+
+    def for_settings(self, settings: Settings) -> Project:
+        """The project a document with these settings is checked in; a change of settings
+        (a new configuration, the editor's select/ignore) starts a new one."""
+        project = self._projects.get(settings)
+        if project is None:
+            project = self._projects[settings] = Project(settings, watch_disk=True)
+        return project
+
+    def closed(self, path: str) -> None:
+        """A document was closed: its file on disk stands for it again."""
+        for project in self._projects.values():
+            project.drop_source(os.path.realpath(path))
+
+    def dependents(self, settings: Settings, path: str) -> set[str]:
+        """The files (real paths) whose last check used the module at `path`."""
+        project = self._projects.get(settings)
+        return project.dependents(os.path.realpath(path)) if project is not None else set()
