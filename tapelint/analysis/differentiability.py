@@ -141,12 +141,17 @@ def path_breaks(model: FileModel, call: TapeCall) -> list[PathBreak]:
 
 
 def every_source_reaches(model: FileModel, call: TapeCall) -> bool:
-    """Whether the sources are named one by one (`w`, `[w, b]`, `image`) and the target
-    certainly depends on each through differentiable ops: then no gradient can be None."""
+    """Whether no gradient of the call can be None: its sources are `tape.watched_variables()`
+    (the variables the tape saw read), or they are named one by one (`w`, `[w, b]`, `image`)
+    and the target certainly depends on each through differentiable ops. A function of the
+    file called on the way that reads a source as a global (`def model(x): return W * x + b`)
+    counts as using it."""
     target = argument_value(call.node, 0, "target")
     sources = argument_value(call.node, 1, "sources")
     if target is None or sources is None:
         return False
+    if _is_watched_variables(model, sources, call):
+        return True
     parts = list(elements(sources))
     if not parts or not all(isinstance(part, cst.Name) for part in parts):
         return False
@@ -154,10 +159,28 @@ def every_source_reaches(model: FileModel, call: TapeCall) -> bool:
         return False  # a name that may hold a list of variables
     watched = Watched(model, call)
     return all(
-        _Walk(model, call, watched, part.value, False).reach(target) is Reach.DIFF
+        _Walk(model, call, watched, part.value, False, globals_read=True).reach(target)
+        is Reach.DIFF
         for part in parts
         if isinstance(part, cst.Name)
     )
+
+
+def _is_watched_variables(model: FileModel, sources: cst.BaseExpression, call: TapeCall) -> bool:
+    """`tape.watched_variables()` of the call's own tape, or a name bound only to it."""
+    if isinstance(sources, cst.Name):
+        defs = model.defs_of(sources)
+        if len(defs) != 1:
+            return False
+        (d,) = defs
+        if d.kind is not DefKind.ASSIGN or d.value is None:
+            return False
+        sources = d.value
+    if not (isinstance(sources, cst.Call) and isinstance(sources.func, cst.Attribute)):
+        return False
+    if sources.func.attr.value != "watched_variables":
+        return False
+    return any(call.tape is d.tape for d in model.defs_of(sources.func.value))
 
 
 _ONE_VALUE = frozenset(
@@ -215,8 +238,18 @@ class _Walk:
     """Classifies expressions of the tape's scope with respect to one source."""
 
     def __init__(
-        self, model: FileModel, call: TapeCall, watched: Watched, origin: str, is_model: bool
+        self,
+        model: FileModel,
+        call: TapeCall,
+        watched: Watched,
+        origin: str,
+        is_model: bool,
+        *,
+        globals_read: bool = False,
     ) -> None:
+        # A function of the file that reads the source as a global uses it: asked only
+        # where counting it as used can only make the rule more quiet.
+        self.globals_read = globals_read
         self.model = model
         self.call = call
         self.watched = watched
@@ -317,6 +350,8 @@ class _Walk:
                 return max((self.reach(a) for a in arguments), default=Reach.CONST)
         if self._is_pure_callable(func):
             return max((self.reach(a) for a in arguments), default=Reach.CONST)
+        if self.globals_read and self._reads_origin_as_global(func):
+            return Reach.DIFF
         # A function or object this analysis does not know: it may use the source itself.
         operands = [self.reach(a) for a in arguments]
         if isinstance(func, cst.Attribute):
@@ -389,6 +424,22 @@ class _Walk:
         if not isinstance(func, cst.Attribute) or dotted_name(func.value) != self.origin:
             return False
         return not (self.origin == "self" and func.attr.value in self.watched.methods)
+
+    def _reads_origin_as_global(self, func: cst.BaseExpression) -> bool:
+        """A function (or lambda) of this module whose body reads the source by name, not
+        a parameter or a local of its own of that name."""
+        if not isinstance(func, cst.Name):
+            return False
+        for d in self.model.defs_of(func):
+            function = d.stmt if d.kind is DefKind.DEFINITION else d.value
+            if not isinstance(function, (cst.FunctionDef, cst.Lambda)):
+                continue
+            params = function.params
+            own = {p.name.value for p in (*params.posonly_params, *params.params)}
+            body = self.model.module.code_for_node(function.body)
+            if self.origin not in own and re.search(rf"\b{re.escape(self.origin)}\b", body):
+                return f"{self.origin} =" not in body
+        return False
 
     def _is_pure_callable(self, func: cst.BaseExpression) -> bool:
         """A Keras loss or metric object (`bce = tf.keras.losses.BinaryCrossentropy()`):
