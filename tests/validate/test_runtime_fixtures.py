@@ -85,7 +85,8 @@ def test_a_call_that_hands_gradients_to_a_helper_is_confirmed_at_the_helpers_app
     places = [(place["path"].rpartition("/")[2], place["line"]) for place in item["related"]]
     assert places == [("cross_module_helper.py", 23), ("update_helpers.py", 6)]
     assert item["runtime"] == "confirmed"
-    assert "dense_2/kernel" in item["evidence"]
+    assert "a None gradient reached it" in item["evidence"]
+    assert "dense_2/kernel" in item["cost"]["text"]  # the variables that got none, by name
 
 
 def test_an_error_raised_while_tracing_is_summarised_by_its_own_message() -> None:
