@@ -167,6 +167,25 @@ def _notebook(data: bytes, wanted: list[Diagnostic]) -> tuple[bytes, int, Skippe
 # ------------------------------------------------------------------ lines
 
 
+def noqa_line(text: str, diagnostic: Diagnostic) -> tuple[int, str] | None:
+    """The line (1-based) of `text` that takes `diagnostic`'s noqa comment (its own, or
+    where a multi-line string or continuation it is in ends), with the comment added as
+    `--add-noqa` adds it; None when the text does not tokenize or nothing would silence it
+    (a bare `# noqa` already does)."""
+    sites = comment_sites(text)
+    if sites is None:
+        return None
+    number = sites.noqa_line(diagnostic.start.line)
+    lines = text.split("\n")
+    if not 1 <= number <= len(lines):
+        return None
+    old = lines[number - 1]
+    new = _with_codes(old, sites.comments.get(number), [diagnostic])
+    if new == old or not silences(new, diagnostic):
+        return None
+    return number, new
+
+
 def _add(
     lines: list[str], shifts: Sequence[int], sites: CommentSites, wanted: list[Diagnostic]
 ) -> tuple[int, Skipped]:

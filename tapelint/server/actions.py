@@ -2,9 +2,9 @@
 
 - A safe fix is a preferred quick fix. An unsafe fix (it may change what the code does) is
   offered only when the `unsafeFixes` setting is on, with "(unsafe)" in its title.
-- "Add `# noqa: TAPxxx`" appends the code to the line's `# noqa: ...` list, or a new
-  comment to the line. It is not offered where a comment cannot go: a line that ends inside
-  a multi-line string or with a backslash continuation.
+- "Add `# noqa: TAPxxx`" writes what `tapelint check --add-noqa` would: the code added to
+  the line's `# noqa: ...` list, or a new comment; for a line that ends inside a
+  multi-line string or a backslash continuation, on the line where those end.
 - "Fix all tapelint problems (safe)" (kind `source.fixAll.tapelint`, so editors can run it
   on save) applies every safe fix as `tapelint check --fix` does. It is offered when the
   document has a safe fix; its edit is computed when the client resolves it (the fixer
@@ -14,25 +14,20 @@
 
 from __future__ import annotations
 
-import io
-import re
-import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
-from tapelint.diagnostics import Applicability
+from tapelint.add_noqa import noqa_line
+from tapelint.diagnostics import Applicability, Position
 from tapelint.fixer import FixError, applicable, apply_fixes
 from tapelint.server.convert import LineIndex, text_edit
 from tapelint.server.results import Located, Result
-from tapelint.suppression import line_suppression
 
 FIX_ALL_KIND = f"{types.CodeActionKind.SourceFixAll.value}.tapelint"
 FIX_ALL_TITLE = "Fix all tapelint problems (safe)"
-# A `# noqa: codes` comment: where its list of codes ends (the grammar of tapelint.suppression).
-_NOQA_CODES = re.compile(r"#\s*noqa:\s?[A-Za-z0-9_-]+(?:[,\s]+[A-Za-z0-9_-]+)*", re.IGNORECASE)
 
 
 def wanted(only: Iterable[str] | None, kind: str) -> bool:
@@ -92,10 +87,9 @@ def quick_fixes(uri: str, selected: types.Range, edits: Edits) -> list[types.Cod
         if action is not None:
             actions.append(action)
     noqa_lines: set[tuple[int, str]] = set()
-    comment_free = _lines_that_cannot_end_in_a_comment(text) if touching else set()
     for located in touching:
         key = (located.diagnostic.start.line, located.diagnostic.code)
-        if key in noqa_lines or key[0] in comment_free:
+        if key in noqa_lines:
             continue
         noqa_lines.add(key)
         action = _noqa_action(located, text, index, edits)
@@ -150,46 +144,19 @@ def _fix_action(
 def _noqa_action(
     located: Located, text: str, index: LineIndex, edits: Edits
 ) -> types.CodeAction | None:
+    """The line's `# noqa` with the finding's code added, as `--add-noqa` writes it."""
     code = located.diagnostic.code
-    number = located.diagnostic.start.line
-    line = index.line(number)
-    existing = line_suppression(line)
-    if existing is None:  # a bare `# noqa` already silences everything on the line
+    found = noqa_line(text, located.diagnostic)
+    if found is None:
         return None
-    match = _NOQA_CODES.search(line) if existing else None
-    if match is not None:  # `# noqa: TAP101` -> `# noqa: TAP101, TAP401`
-        start, end, insert = match.end(), match.end(), f", {code}"
-    else:  # after the code (and any comment), in place of trailing blanks
-        start, end, insert = len(line.rstrip()), len(line), f"  # noqa: {code}"
+    number, line = found
+    old = index.line(number)
     where = types.Range(
-        index.position_at(_offset(text, number, start)),
-        index.position_at(_offset(text, number, end)),
+        index.position(Position(number, 1)), index.position(Position(number, len(old) + 1))
     )
     return types.CodeAction(
         title=f"Add `# noqa: {code}` to line {number}",
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[located.lsp],
-        edit=edits.of({located.uri: [types.TextEdit(where, insert)]}),
+        edit=edits.of({located.uri: [types.TextEdit(where, line.removesuffix("\r"))]}),
     )
-
-
-def _offset(text: str, line: int, column: int) -> int:
-    """The index into `text` of 0-based `column` of 1-based `line`."""
-    start = 0
-    for _ in range(line - 1):
-        start = text.index("\n", start) + 1
-    return start + column
-
-
-def _lines_that_cannot_end_in_a_comment(text: str) -> set[int]:
-    """1-based lines whose end is inside a string or after a backslash continuation."""
-    lines = {
-        number for number, line in enumerate(text.split("\n"), 1) if line.rstrip().endswith("\\")
-    }
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.STRING and token.end[0] > token.start[0]:
-                lines.update(range(token.start[0], token.end[0]))
-    except (tokenize.TokenError, SyntaxError):
-        pass  # an unfinished file: what was tokenized before the problem still counts
-    return lines

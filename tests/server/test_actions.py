@@ -85,7 +85,9 @@ async def test_add_noqa_silences_the_line(session: Session, line_end: str, with_
     assert await session.diagnostics(uri, version=2) == []
 
 
-async def test_no_noqa_where_the_line_ends_inside_a_string(session: Session):
+async def test_a_noqa_for_a_line_ending_inside_a_string_goes_where_the_string_ends(
+    session: Session,
+):
     source = LOSS_OUTSIDE.replace(
         "    return tape.gradient(loss, model.trainable_variables)\n",
         '    return tape.gradient(loss, model.trainable_variables), """\n    notes\n    """\n',
@@ -93,7 +95,12 @@ async def test_no_noqa_where_the_line_ends_inside_a_string(session: Session):
     uri = session.open("train.py", source)
     [diagnostic] = await session.diagnostics(uri, version=1)
     assert diagnostic.code == "TAP101" and diagnostic.range.start.line == 7
-    assert await session.code_actions(uri, diagnostic) == []
+    [action] = await session.code_actions(uri, diagnostic)
+    assert action.title == "Add `# noqa: TAP101` to line 10"  # as `--add-noqa` writes it
+    assert action.edit is not None
+    session.apply(action.edit)
+    assert session.texts[uri].splitlines()[9] == '    """  # noqa: TAP101'
+    assert await session.diagnostics(uri, version=2) == []
 
 
 async def test_hover_on_a_diagnostic_shows_what_tapelint_rule_prints(session: Session):
