@@ -9,3 +9,14 @@ from pathlib import Path
 _here = Path(__file__).resolve().parent
 if not (_here / "rules").is_dir() and (_here.parent / "rules" / "__init__.py").is_file():
     __path__.append(str(_here.parent))
+
+
+def version() -> str:
+    """The installed distribution's version; `0+unknown` when imported from a source
+    checkout that was never installed."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("tapelint")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"

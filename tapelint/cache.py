@@ -39,7 +39,6 @@ import json
 import os
 import tempfile
 from collections.abc import Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -188,12 +187,8 @@ class ResultCache:
 
 
 def _salt(settings: Settings) -> str:
-    try:
-        version = metadata.version("tapelint")
-    except metadata.PackageNotFoundError:
-        version = "unknown"
     return "\n".join(
-        [f"format {FORMAT}", f"tapelint {version}", _code_fingerprint(), repr(settings)]
+        [f"format {FORMAT}", f"tapelint {tapelint.version()}", _code_fingerprint(), repr(settings)]
     )
 
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Sequence
 from functools import cache
-from importlib import metadata
 from pathlib import Path
 
+import tapelint
 from tapelint.config import Settings
 from tapelint.engine import Linter
 from tapelint.project.modules import MAIN, ModuleName
@@ -45,18 +45,11 @@ def _project() -> Project:
     return Project(Settings(root=Path.cwd()))
 
 
-def _version() -> str:
-    try:
-        return metadata.version("tapelint")
-    except metadata.PackageNotFoundError:  # imported from a source checkout
-        return "0+unknown"
-
-
 class TapelintChecker:
     """flake8 calls it once per file with the file's name and lines."""
 
     name = "tapelint"
-    version = _version()
+    version = tapelint.version()
 
     # flake8 tells plugin kinds apart by parameter names: a `tree` parameter makes this a
     # whole-file check. The tree itself is not used (tapelint parses with libcst).

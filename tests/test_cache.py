@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+import tapelint
 from tapelint import cache as cache_module
 from tapelint.engine import Linter
 from tests.cli_helpers import (
@@ -112,7 +113,7 @@ def test_a_new_tapelint_version_is_not_answered_from_the_cache(default_cache, pa
     run_cli("check")
     run_cli("check")
     assert len(parses) == 1
-    monkeypatch.setattr(cache_module.metadata, "version", lambda name: "999.0")
+    monkeypatch.setattr(tapelint, "version", lambda: "999.0")
     assert run_cli("check").codes() == [("train.py", "TAP101")]
     assert len(parses) == 2
 

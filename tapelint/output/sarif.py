@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from functools import cache
-from importlib import metadata
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import quote
 
+import tapelint
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position, Related
 from tapelint.registry import all_rules
 from tapelint.rule import Rule
@@ -42,7 +41,7 @@ def render(diagnostics: Sequence[Diagnostic]) -> str:
                 "tool": {
                     "driver": {
                         "name": "tapelint",
-                        "version": _version(),
+                        "version": tapelint.version(),
                         "rules": [_rule(rule) for rule in rules],
                     }
                 },
@@ -53,14 +52,6 @@ def render(diagnostics: Sequence[Diagnostic]) -> str:
         ],
     }
     return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
-
-
-@cache
-def _version() -> str:
-    try:
-        return metadata.version("tapelint")
-    except metadata.PackageNotFoundError:  # run from a source checkout
-        return "0+unknown"
 
 
 def _rule(rule: type[Rule]) -> dict[str, Any]:

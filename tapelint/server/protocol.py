@@ -3,13 +3,13 @@ that does the job (linting, actions, docs, settings)."""
 
 from __future__ import annotations
 
-from importlib import metadata
 from pathlib import Path
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
+import tapelint
 from tapelint.registry import rule_by_code_or_name
 from tapelint.server import actions
 from tapelint.server.checking import fix_safely
@@ -29,7 +29,7 @@ class TapelintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
             "tapelint",
-            _version(),
+            tapelint.version(),
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             notebook_document_sync=types.NotebookDocumentSyncOptions(
                 notebook_selector=[
@@ -243,13 +243,6 @@ def build_server() -> TapelintServer:
         )
 
     return server
-
-
-def _version() -> str:
-    try:
-        return metadata.version("tapelint")
-    except metadata.PackageNotFoundError:  # run from a source checkout
-        return "0+unknown"
 
 
 async def _watch_config_files(server: TapelintServer) -> None:
