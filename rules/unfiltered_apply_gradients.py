@@ -23,12 +23,20 @@ from tapelint.rule import Finding, FixIntent, NodeEdit, Rule, source_of, tape_la
 class UnfilteredApplyGradients(Rule):
     """## What it does
     Checks for `optimizer.apply_gradients(...)` / `optimizer.apply(...)` receiving gradients
-    straight from `tape.gradient` (through plain assignments, `zip`, `list`, or the None-safe
-    `tf.clip_by_global_norm`) with no handling of `None` gradients in between.
+    straight from `tape.gradient` with no handling of `None` gradients in between, also
+    across functions and modules: gradients a helper returns (`grads = compute_grads(...)`),
+    and raw gradients handed to a helper that applies them unfiltered (reported at that
+    call, `update_weights(grads)`, with the apply as a related place).
 
-    Handling means any of: a filter or replacement with `is not None` / `is None` on the
-    gradients (a comprehension or a loop), an explicit check that raises or logs, or
-    `unconnected_gradients=tf.UnconnectedGradients.ZERO` on the gradient call.
+    "Straight" means through what repackages a list without looking at its entries: names,
+    slices and indexing, unpacking, `list`, `+`, `zip` and written-out pairs, and functions
+    that keep None entries (`tf.clip_by_global_norm`, `tf.nest.flatten`, TF-Agents'
+    `clip_gradient_norms`, a helper of the project that passes its argument through).
+    Handling means any of, before the apply and on every path to it: a filter or
+    replacement with `is not None` / `is None` on the gradients (a comprehension or a loop),
+    an explicit check that raises or logs, or `unconnected_gradients=ZERO` on the gradient
+    call. Not reported where no gradient can be None: sources named one by one that the
+    loss certainly uses, or `tape.watched_variables()`.
 
     `x.apply(grads, variables)` counts only when `x` is known to be a Keras optimizer (built
     by a Keras constructor, annotated as one, or the `self.optimizer` that `compile()` gives
