@@ -131,12 +131,17 @@ def _absolute(model: FileModel, qualified: str) -> str:
 
 
 def _enclosing_class(model: FileModel, call: cst.Call) -> cst.ClassDef | None:
+    """The class of the method `self` belongs to at `call`: the innermost function whose
+    parent is a class, past nested functions and lambdas (which see the method's `self`)."""
     site = _call_sites(model).get(call)
     scope: Scope | None = site.scope if site is not None else None
-    while scope is not None and not isinstance(scope.node, cst.FunctionDef):
-        scope = scope.parent
-    owner = scope.parent if scope is not None else None
-    return owner.node if owner is not None and isinstance(owner.node, cst.ClassDef) else None
+    while scope is not None:
+        parent = scope.parent
+        is_method = parent is not None and isinstance(parent.node, cst.ClassDef)
+        if isinstance(scope.node, cst.FunctionDef) and is_method:
+            return parent.node
+        scope = parent
+    return None
 
 
 def instance_class(model: FileModel, name: cst.Name) -> cst.ClassDef | None:

@@ -111,15 +111,18 @@ class _Walk:
     elementwise: bool
     summary: bool
     pairs: bool
-    # Definitions followed so far by this walk and the argument flows it computes: a name
-    # that is defined from itself (`x = f(x)` in a loop) is followed once.
-    seen: set[Def]
+    # The definitions being followed, from the walk's start to where it is (also through
+    # the argument flows it computes): a name defined from itself (`x = f(x)` in a loop)
+    # is not followed into itself again. Only the path counts, never what another branch
+    # or another argument's flow followed before: what is found must not depend on the
+    # order in which definitions are met.
+    visiting: set[Def]
 
     def plain(self) -> _Walk:
-        return _Walk(self.scope, self.elementwise, self.summary, False, self.seen)
+        return _Walk(self.scope, self.elementwise, self.summary, False, self.visiting)
 
     def argument(self) -> _Walk:
-        return _Walk(self.scope, False, self.summary, False, self.seen)
+        return _Walk(self.scope, False, self.summary, False, self.visiting)
 
 
 def _follow(model: FileModel, expr: cst.BaseExpression, flow: GradientFlow, walk: _Walk) -> None:
@@ -141,7 +144,7 @@ def _follow(model: FileModel, expr: cst.BaseExpression, flow: GradientFlow, walk
         defs = model.defs_of(expr)
         if not defs:
             flow.opaque = True
-        for d in defs:
+        for d in sorted(defs, key=lambda d: d.order):
             _follow_definition(model, d, flow, walk)
     else:
         flow.opaque = True
@@ -311,10 +314,21 @@ def _keeps_pairs(comprehension: cst.ListComp | cst.GeneratorExp) -> bool:
 
 
 def _follow_definition(model: FileModel, d: Def, flow: GradientFlow, walk: _Walk) -> None:
-    if d in flow.definitions or d in walk.seen:
+    if d in flow.definitions or d in walk.visiting:
         return
     flow.definitions.add(d)
-    walk.seen.add(d)
+    walk.visiting.add(d)
+    try:
+        _follow_value(model, d, flow, walk)
+    finally:
+        walk.visiting.discard(d)
+
+
+def _follow_value(model: FileModel, d: Def, flow: GradientFlow, walk: _Walk) -> None:
+    if d.scope is not walk.scope and _encloses(d.scope, walk.scope):
+        # A closure's read of the enclosing function's name (`def optimize():
+        # apply(grads)` inside the step that computed `grads`): followed there.
+        walk = _Walk(d.scope, walk.elementwise, walk.summary, walk.pairs, walk.visiting)
     if d.scope is not walk.scope:
         flow.opaque = True
     elif d.kind is DefKind.PARAM:
@@ -333,6 +347,18 @@ def _follow_definition(model: FileModel, d: Def, flow: GradientFlow, walk: _Walk
         _follow(model, d.value, flow, walk.plain())  # `g1, g2 = grads`: each is a gradient
     else:
         flow.opaque = True
+
+
+def _encloses(outer: Scope, inner: Scope) -> bool:
+    """`inner` is a function or lambda defined (at any depth) inside function `outer`."""
+    if not isinstance(outer.node, cst.FunctionDef):
+        return False  # module globals may be rebound anywhere before the call
+    scope = inner.parent
+    while scope is not None:
+        if scope is outer:
+            return True
+        scope = scope.parent
+    return False
 
 
 def _param_index(d: Def) -> int | None:
