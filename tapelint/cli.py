@@ -8,6 +8,7 @@ Every error is one `error: ...` line on stderr.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -520,4 +521,20 @@ def server_command(tcp: bool, host: str, port: int) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
-    cli.main(args=argv, prog_name="tapelint")
+    """The `tapelint` command. Once it is done, the process ends at once: tearing down the
+    interpreter would free, one object at a time, everything a run over a large repository
+    built, which took over a second after a run over TensorFlow's sources (measured), with
+    nothing left to write."""
+    try:
+        cli.main(args=argv, prog_name="tapelint")
+    except SystemExit as done:
+        status = done.code
+        code = status if isinstance(status, int) else (0 if status is None else EXIT_ERROR)
+    else:  # cli.main always exits; this keeps the type checker's NoReturn honest
+        code = EXIT_CLEAN
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can be written
+            code = code or EXIT_ERROR
+    os._exit(code)

@@ -151,6 +151,8 @@ class Linter:
             is_package=context.is_package,
         )
         model.path = path
+        if sparse.tree is not None:
+            model.set_text_tree(sparse.tree)
         locate = _Locator(model, sparse, lines)
         summary = summarize(model, path, _placer(locate, origin))
         model.index = (context.index or ProjectIndex()).with_module(summary)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import ast
 import bisect
+import dataclasses
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _DEFINITIONS = (*_FUNCTIONS, ast.ClassDef)
@@ -110,6 +111,9 @@ class SparseSource:
     text: str
     # (first line in `text`, first line in the original), ascending; 1-based.
     segments: tuple[tuple[int, int], ...]
+    # The whole original text parsed with `ast`, when slicing parsed it: the analysis
+    # reuses it rather than parse the file a second time.
+    tree: ast.Module | None = field(default=None, compare=False, repr=False)
 
     def original_line(self, line: int) -> int:
         index = bisect.bisect_right(self.segments, (line, float("inf"))) - 1
@@ -137,7 +141,7 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     except ValueError as error:  # e.g. null bytes on older interpreters
         return SyntaxProblem(1, 1, str(error))
     if text.count("\r") != text.count("\r\n"):
-        return SparseSource(text, ((1, 1),))  # lone CR line ends: keep the line map trivial
+        return SparseSource(text, ((1, 1),), tree)  # lone CR line ends: keep the line map trivial
     aliases = _import_aliases(text, tree, triggers)
     if aliases:
         positions = sorted([*positions, *TriggerTest(aliases).positions(text)])
@@ -162,7 +166,7 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
                 candidates.extend(members)
     imports = _droppable_imports(tree, trigger_lines)
     if not candidates and not imports:
-        return SparseSource(text, ((1, 1),))
+        return SparseSource(text, ((1, 1),), tree)
     # Keep the helpers that the code which matters refers to by name (a function handed to
     # `tf.py_function`, a loss helper): rules may look into them.
     # Names in docstrings and comments refer to nothing (a class docstring's `model.fit(...)`
@@ -177,8 +181,8 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
         used = set(_IDENTIFIER.findall(kept.text))
         dropped += [(first, last) for names, first, last in imports if not names & used]
     if not dropped:
-        return SparseSource(text, ((1, 1),))
-    return _without(text, dropped)
+        return SparseSource(text, ((1, 1),), tree)
+    return dataclasses.replace(_without(text, dropped), tree=tree)
 
 
 def _with_callers(

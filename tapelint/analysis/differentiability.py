@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import IntEnum
+from weakref import WeakKeyDictionary
 
 import libcst as cst
 
@@ -426,19 +427,15 @@ class _Walk:
         return not (self.origin == "self" and func.attr.value in self.watched.methods)
 
     def _reads_origin_as_global(self, func: cst.BaseExpression) -> bool:
-        """A function (or lambda) of this module whose body reads the source by name, not
-        a parameter or a local of its own of that name."""
+        """A function (or lambda) of this module that reads the source by name from an
+        enclosing scope (a global, or a closure's variable), not a name of its own."""
         if not isinstance(func, cst.Name):
             return False
+        reads = _outer_reads(self.model)
         for d in self.model.defs_of(func):
             function = d.stmt if d.kind is DefKind.DEFINITION else d.value
-            if not isinstance(function, (cst.FunctionDef, cst.Lambda)):
-                continue
-            params = function.params
-            own = {p.name.value for p in (*params.posonly_params, *params.params)}
-            body = self.model.module.code_for_node(function.body)
-            if self.origin not in own and re.search(rf"\b{re.escape(self.origin)}\b", body):
-                return f"{self.origin} =" not in body
+            if self.origin in reads.get(function, ()):
+                return True
         return False
 
     def _is_pure_callable(self, func: cst.BaseExpression) -> bool:
@@ -490,3 +487,19 @@ def _is_non_float_dtype(dtype: cst.BaseExpression) -> bool:
         return dtype.evaluated_value in _NON_FLOAT_DTYPES
     dotted = dotted_name(dtype)
     return dotted is not None and dotted.rsplit(".", 1)[-1] in _NON_FLOAT_DTYPES
+
+
+_OUTER_READS: WeakKeyDictionary[FileModel, dict[cst.CSTNode, set[str]]] = WeakKeyDictionary()
+
+
+def _outer_reads(model: FileModel) -> dict[cst.CSTNode, set[str]]:
+    """For each function and lambda of the module, the names it reads that are bound in an
+    enclosing scope (built once per model, from the uses the walk recorded)."""
+    found = _OUTER_READS.get(model)
+    if found is None:
+        found = {}
+        for use in model.uses_by_node.values():
+            if isinstance(use.node, cst.Name) and any(d.scope is not use.scope for d in use.defs):
+                found.setdefault(use.scope.node, set()).add(use.node.value)
+        _OUTER_READS[model] = found
+    return found

@@ -374,7 +374,8 @@ class KerasObjects:
         whole text: methods that were cut out before the parse are there."""
         if self._ast_classes is None:
             self._ast_classes = {}
-            for node in _ast_statements(ast.parse(self.model.source_text).body):
+            tree = self.model.text_tree()
+            for node in _ast_statements(tree.body if tree is not None else []):
                 if isinstance(node, ast.ClassDef):
                     self._ast_classes.setdefault(node.name, []).append(node)
         return self._ast_classes

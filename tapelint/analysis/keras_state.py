@@ -54,7 +54,7 @@ class NonTrainableState(CompositionSearch):
 
     def of_seen(self, expr: cst.BaseExpression, seen: set[cst.CSTNode]) -> str | None:
         if self._frozen is None:
-            self._frozen = _frozen_names(self.model.source_text)
+            self._frozen = _frozen_names(self.model.text_tree())
         if isinstance(expr, cst.Name) and expr.value in self._frozen:
             return FROZEN
         return super().of_seen(expr, seen)
@@ -97,12 +97,12 @@ def _is_false(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and node.value is False
 
 
-def _frozen_names(source: str) -> frozenset[str]:
+def _frozen_names(tree: ast.Module | None) -> frozenset[str]:
     """Names of the parts this module freezes: `X.trainable = False` freezes `X`; in
     `for layer in X.layers[...]: layer.trainable = False` it freezes part of `X`."""
     frozen: set[str] = set()
     loops: dict[str, str] = {}
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree) if tree is not None else ():
         if isinstance(node, ast.For) and isinstance(node.target, ast.Name):
             owner = _layers_owner(node.iter)
             if owner is not None:

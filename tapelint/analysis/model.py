@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -252,6 +253,21 @@ class FileModel:
         self._none_checks_by_scope: dict[Scope, list[NoneCheck]] = {}
         for check in self.none_checks:
             self._none_checks_by_scope.setdefault(check.scope, []).append(check)
+
+    def text_tree(self) -> ast.Module | None:
+        """The whole file's text parsed with Python's `ast` (the parsed module may leave
+        out definitions that cannot matter, and a few questions need all of them), once
+        per file; None when it does not parse (a notebook's IPython lines)."""
+        if not hasattr(self, "_text_tree"):
+            try:
+                self._text_tree: ast.Module | None = ast.parse(self.source_text)
+            except (SyntaxError, ValueError):
+                self._text_tree = None
+        return self._text_tree
+
+    def set_text_tree(self, tree: ast.Module) -> None:
+        """The whole text's `ast`, when whoever parsed the file has it already."""
+        self._text_tree = tree
 
     def calls_in(self, stmt: cst.CSTNode) -> list[CallSite]:
         """The calls a statement makes itself, in the order the walk met them (inner calls
