@@ -154,16 +154,21 @@ def every_source_reaches(model: FileModel, call: TapeCall) -> bool:
     if _is_watched_variables(model, sources, call):
         return True
     parts = list(elements(sources))
-    if not parts or not all(isinstance(part, cst.Name) for part in parts):
+    if isinstance(sources, cst.Name):
+        if not _is_one_value(model, sources, call.scope):
+            return False  # a name that may hold a list of variables
+        names = [sources.value]
+    elif isinstance(sources, (cst.List, cst.Tuple)):
+        # Each element of a list written out is one variable: `w`, `self._log_alpha`.
+        names = [dotted_name(part) for part in parts]
+    else:
         return False
-    if isinstance(sources, cst.Name) and not _is_one_value(model, sources, call.scope):
-        return False  # a name that may hold a list of variables
+    if not names or None in names:
+        return False
     watched = Watched(model, call)
     return all(
-        _Walk(model, call, watched, part.value, False, globals_read=True).reach(target)
-        is Reach.DIFF
-        for part in parts
-        if isinstance(part, cst.Name)
+        _Walk(model, call, watched, name, False, globals_read=True).reach(target) is Reach.DIFF
+        for name in names
     )
 
 
