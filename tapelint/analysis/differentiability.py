@@ -153,6 +153,7 @@ def every_source_reaches(model: FileModel, call: TapeCall) -> bool:
         return False
     if _is_watched_variables(model, sources, call):
         return True
+    sources = _written_out_list(model, sources)
     parts = list(elements(sources))
     if isinstance(sources, cst.Name):
         if not _is_one_value(model, sources, call.scope):
@@ -170,6 +171,19 @@ def every_source_reaches(model: FileModel, call: TapeCall) -> bool:
         _Walk(model, call, watched, name, False, globals_read=True).reach(target) is Reach.DIFF
         for name in names
     )
+
+
+def _written_out_list(model: FileModel, sources: cst.BaseExpression) -> cst.BaseExpression:
+    """The list a name is bound to once (`alpha_variable = [self._log_alpha]`), else `sources`."""
+    if not isinstance(sources, cst.Name):
+        return sources
+    defs = model.defs_of(sources)
+    if len(defs) != 1:
+        return sources
+    (d,) = defs
+    if d.kind is DefKind.ASSIGN and isinstance(d.value, (cst.List, cst.Tuple)):
+        return d.value
+    return sources
 
 
 def _is_watched_variables(model: FileModel, sources: cst.BaseExpression, call: TapeCall) -> bool:
@@ -356,7 +370,9 @@ class _Walk:
                 return max((self.reach(a) for a in arguments), default=Reach.CONST)
         if self._is_pure_callable(func):
             return max((self.reach(a) for a in arguments), default=Reach.CONST)
-        if self.globals_read and self._reads_origin_as_global(func):
+        if self.globals_read and (
+            self._reads_origin_as_global(func) or self._method_reads_origin(func)
+        ):
             return Reach.DIFF
         # A function or object this analysis does not know: it may use the source itself.
         operands = [self.reach(a) for a in arguments]
@@ -443,6 +459,23 @@ class _Walk:
                 return True
         return False
 
+    def _method_reads_origin(self, func: cst.BaseExpression) -> bool:
+        """`self.alpha_loss(...)`, a method of the tape's own class that reads the source
+        attribute (`self._log_alpha`) itself."""
+        if not self.origin.startswith("self.") or not isinstance(func, cst.Attribute):
+            return False
+        if dotted_name(func.value) != "self":
+            return False
+        owner = self.scope.parent
+        if owner is None or not isinstance(owner.node, cst.ClassDef):
+            return False
+        return any(
+            d.kind is DefKind.DEFINITION
+            and isinstance(d.stmt, cst.FunctionDef)
+            and self.origin in _self_attributes_read(self.model, d.stmt)
+            for d in self.model.scope_defs[owner].get(func.attr.value, ())
+        )
+
     def _is_pure_callable(self, func: cst.BaseExpression) -> bool:
         """A Keras loss or metric object (`bce = tf.keras.losses.BinaryCrossentropy()`):
         a function of its arguments only."""
@@ -495,6 +528,31 @@ def _is_non_float_dtype(dtype: cst.BaseExpression) -> bool:
 
 
 _OUTER_READS: WeakKeyDictionary[FileModel, dict[cst.CSTNode, set[str]]] = WeakKeyDictionary()
+
+
+_SELF_READS: WeakKeyDictionary[FileModel, dict[cst.FunctionDef, frozenset[str]]] = (
+    WeakKeyDictionary()
+)
+
+
+def _self_attributes_read(model: FileModel, method: cst.FunctionDef) -> frozenset[str]:
+    """The `self.name` attributes a method mentions (built once per method)."""
+    per_model = _SELF_READS.setdefault(model, {})
+    found = per_model.get(method)
+    if found is None:
+        collector = _SelfAttributes()
+        method.visit(collector)
+        found = per_model[method] = frozenset(collector.names)
+    return found
+
+
+class _SelfAttributes(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == "self":
+            self.names.add(f"self.{node.attr.value}")
 
 
 def _outer_reads(model: FileModel) -> dict[cst.CSTNode, set[str]]:
