@@ -533,8 +533,10 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     else:  # cli.main always exits; this keeps the type checker's NoReturn honest
         code = EXIT_CLEAN
     for stream in (sys.stdout, sys.stderr):
+        if stream.closed:  # closed by its owner (the language server's transport): all written
+            continue
         try:
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe: nothing more can be written
+        except OSError:  # a closed pipe: what was left to write is lost
             code = code or EXIT_ERROR
     os._exit(code)

@@ -127,7 +127,8 @@ async def test_hover_and_noqa_in_a_cell(session: Session):
     [change] = noqa.edit.document_changes
     assert change.text_document.uri == second
     [edit] = change.edits
-    assert edit.new_text == "  # noqa: TAP101" and edit.range.start.line == 1
+    assert edit.range.start.line == 1
+    assert edit.new_text == STEP.splitlines()[1] + "  # noqa: TAP101"
 
 
 async def test_jupyterlabs_virtual_document_is_checked_as_its_notebook(session: Session):
