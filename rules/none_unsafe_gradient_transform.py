@@ -50,6 +50,9 @@ class NoneUnsafeGradientTransform(Rule):
     code = "TAP403"
     name = "none-unsafe-gradient-transform"
     severity = Severity.ERROR
+    # A helper module that is handed the tape (`return tape.gradient(loss, vs)`) never
+    # names `GradientTape`: its summary is what the caller's check needs.
+    triggers = ("GradientTape", ".gradient(")
 
     def check(self, model: FileModel) -> Iterator[Finding]:
         for transform in unguarded_transforms(model):

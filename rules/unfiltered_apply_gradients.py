@@ -88,6 +88,9 @@ class UnfilteredApplyGradients(Rule):
     code = "TAP401"
     name = "unfiltered-apply-gradients"
     severity = Severity.WARNING
+    # A helper module that is handed the tape (`return tape.gradient(loss, vs)`) never
+    # names `GradientTape`: its summary is what the caller's check needs.
+    triggers = ("GradientTape", ".gradient(")
 
     def check(self, model: FileModel) -> Iterator[Finding]:
         for apply in gradient_applies(model):

@@ -27,12 +27,14 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # with `#`, `>>>` or `...` and has no backtick or `#` before it, and in the shape of a use:
 # a decorator `@tf.function` or a call `tf.function(...)`, a method call
 # `.apply_gradients(...)`. (`step = tf.function` without a call, or a module alias such as
-# `T.function`, is not seen; see the TAP501 docs.) The prefilter and the slicer both ask
-# `TriggerTest`.
+# `T.function`, is not seen; see the TAP501 docs.) `.gradient(` (a tape's gradient call in a
+# helper that is handed the tape, in a module that never names `GradientTape`) is held to
+# the same code-shaped line. The prefilter and the slicer both ask `TriggerTest`.
 USE_SHAPES = {
     "tf.function": r"(?:(?<=@)tf\.function\b|(?<![\w.])tf\.function\s*\()",
     "tensorflow.function": r"(?:(?<=@)tensorflow\.function\b|(?<![\w.])tensorflow\.function\s*\()",
     "apply_gradients": r"(?<=\.)apply_gradients\s*\(",
+    ".gradient(": r"\.gradient\(",
 }
 
 

@@ -6,6 +6,8 @@ import textwrap
 
 import pytest
 
+from tapelint.engine import Linter
+from tapelint.registry import all_rules
 from tapelint.source import SparseSource, SyntaxProblem, mentions, relevant_source
 from tests.fixture_markers import FIXTURES
 
@@ -311,3 +313,19 @@ def test_names_in_docstrings_and_comments_keep_no_helper():
     sparse = relevant_source(source, TRIGGERS)
     assert "def step" in sparse.text
     assert "def fit" not in sparse.text and "def evaluate_all" not in sparse.text
+
+
+def test_a_helper_handed_the_tape_is_read_and_prose_about_it_is_not():
+    """`tape.gradient(` alone makes a file worth reading: a helper module handed the tape
+    never names `GradientTape`, and its summary is what the caller's check needs."""
+    linter = Linter(all_rules())
+    helper = "def grads_of(tape, loss, variables):\n    return tape.gradient(loss, variables)\n"
+    assert linter.may_report(helper.encode())
+    assert "return tape.gradient(loss, variables)" in relevant_source(helper, linter.triggers).text
+    prose = [
+        '"""Call `tape.gradient(loss, vs)` after the block."""\n',
+        "# tape.gradient(loss, vs) returns None for unconnected variables\nx = 1\n",
+        "class Field:\n    def gradient(self, x):\n        return x\n",
+    ]
+    for source in prose:
+        assert not linter.may_report(source.encode()), source
