@@ -1,7 +1,10 @@
 from collections.abc import Iterator
 
+import libcst as cst
+
 from tapelint.analysis import FileModel
-from tapelint.analysis.reuse import reused_calls
+from tapelint.analysis.reuse import HelperReuse, reused_calls, reused_through_helpers
+from tapelint.analysis.summaries import Site
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, tape_label
 
@@ -19,7 +22,9 @@ class NonPersistentTapeReused(Rule):
     inside a loop or comprehension over a tape created outside it. Calls on exclusive
     branches count once; a tape created (or entered with `with tape:`) again inside the loop
     is a fresh tape each time. Of several calls in a row, the first repeat is reported, since
-    it raises before the others run.
+    it raises before the others run. Handing the tape to a helper that always asks it for
+    gradients (`grads = compute_grads(tape, loss)`, in this module or another one of the
+    project) counts as a call, when the two follow each other in one straight line.
 
     ## Why is this bad?
     A non-persistent tape frees its recorded operations at its first gradient call. The
@@ -50,11 +55,48 @@ class NonPersistentTapeReused(Rule):
 
     def check(self, model: FileModel) -> Iterator[Finding]:
         for tape in model.tapes:
-            for reuse in reused_calls(model, tape):
-                name = tape_label(tape)
+            name = tape_label(tape)
+            reuses = reused_calls(model, tape)
+            for reuse in reuses:
                 yield Finding(
                     reuse.call.node,
                     f"`{name}.{reuse.call.method}` asks the non-persistent `{name}` for "
-                    f"gradients {_HOW[reuse.how]}, which raises RuntimeError; use one tape per "
-                    f"gradient, or `persistent=True` and `del {name}` after the last call",
+                    f"gradients {_HOW[reuse.how]}, which raises RuntimeError; {_instead(name)}",
                 )
+            through = None if reuses else reused_through_helpers(model, tape)
+            if through is not None:
+                yield _through_helper(model, name, through)
+
+
+def _through_helper(model: FileModel, name: str, reuse: HelperReuse) -> Finding:
+    """A repeat where a helper that always asks the tape for gradients is one of the two."""
+
+    def spelled(call: cst.Call) -> str:
+        return model.module.code_for_node(call.func)
+
+    def place(site: Site) -> str:
+        return f"({site.label}, {site.where(model.path)})"
+
+    if reuse.spent_at is None:
+        what = f"`{spelled(reuse.node)}` asks the non-persistent `{name}` for gradients"
+    else:
+        what = (
+            f"`{spelled(reuse.node)}(...)` hands the non-persistent `{name}` to a helper that "
+            f"asks it for gradients {place(reuse.spent_at)}"
+        )
+    if reuse.earlier_spent_at is None:
+        earlier = f"`{spelled(reuse.earlier)}`"
+    elif reuse.earlier_spent_at == reuse.spent_at:
+        earlier = f"an earlier `{spelled(reuse.earlier)}(...)`"
+    else:
+        earlier = f"`{spelled(reuse.earlier)}(...)` {place(reuse.earlier_spent_at)}"
+    related = tuple(dict.fromkeys(s for s in (reuse.spent_at, reuse.earlier_spent_at) if s))
+    return Finding(
+        reuse.node,
+        f"{what} after {earlier} already did, which raises RuntimeError; {_instead(name)}",
+        related=related,
+    )
+
+
+def _instead(name: str) -> str:
+    return f"use one tape per gradient, or `persistent=True` and `del {name}` after the last call"

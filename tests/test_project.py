@@ -227,16 +227,18 @@ def test_renaming_knows_every_field_of_a_summary():
             summaries.CallResult,
             summaries.Forward,
             summaries.Applied,
+            summaries.Spent,
             summaries.Site,
         )
     }
     assert fields == {
         "ModuleSummary": {"module", "functions", "aliases", "star_imports", "bases"},
-        "FunctionSummary": {"params", "returns", "applies", "forwards"},
+        "FunctionSummary": {"params", "returns", "applies", "forwards", "spends"},
         "Flow": {"raw", "params", "calls", "opaque"},
         "CallResult": {"target", "part", "args"},
         "Forward": {"param", "target", "arg", "site"},
         "Applied": {"param", "site"},
+        "Spent": {"param", "site"},
         "Site": {"path", "line", "column", "label", "cell"},
     }
 

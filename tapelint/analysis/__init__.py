@@ -14,9 +14,12 @@ Building the model:
 
 What crosses a function boundary:
 - `summaries`: what a function does with gradients (returns them raw, passes a parameter
-  through, applies a parameter unfiltered), as plain data, and the project index that
-  resolves those facts across modules.
+  through, applies a parameter unfiltered, always asks a tape parameter for gradients), as
+  plain data, and the project index that resolves those facts across modules.
 - `function_summaries`: a module's summaries, from its tape model alone.
+- `spending`: which parameters a function asks for gradients on every path through it.
+- `tape_handoffs`: which calls hand a tape to a helper that always asks it for gradients?
+  (TAP105)
 - `library`: the summaries of well-known functions of other packages, as data.
 - `callees`: which function a call runs, by the qualified name the index knows.
 - `appliers`: which calls hand gradients to a helper that applies them unfiltered?

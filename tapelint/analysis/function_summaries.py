@@ -2,7 +2,8 @@
 
 For each function and method: the flow of each `return` (the whole value, or each element
 of a returned tuple), the parameters that reach an optimizer's apply with no None check
-on the way, and the parameters handed on, unfiltered, to a named function. Flows are
+on the way, the parameters handed on, unfiltered, to a named function, and the parameters
+it always asks for gradients (`spending`). Flows are
 followed as `gradients.gradients_of` follows them in a check, with parameters as places
 the flow may come from and calls of named functions kept symbolic, so a module's summary
 depends on its own text only. Only functions with a fact are kept: a caller that finds no
@@ -36,6 +37,7 @@ from tapelint.analysis.gradients import (
 from tapelint.analysis.model import ApplyCall, CallSite, DefKind, FileModel, Scope, TapeCall
 from tapelint.analysis.names import absolute
 from tapelint.analysis.optimizers import gradient_applies
+from tapelint.analysis.spending import spent_parameters
 from tapelint.analysis.summaries import (
     WHOLE,
     Applied,
@@ -45,6 +47,7 @@ from tapelint.analysis.summaries import (
     FunctionSummary,
     ModuleSummary,
     Site,
+    Spent,
 )
 
 # Top-level packages whose functions never have a summary of the project's (the library
@@ -147,11 +150,26 @@ class _Summarizer:
     ) -> FunctionSummary:
         function = scope.node
         assert isinstance(function, cst.FunctionDef)
+        params = _parameter_names(function)
         return FunctionSummary(
-            params=_parameter_names(function),
+            params=params,
             returns=self._returns(scope, function),
             applies=tuple(applies),
             forwards=tuple(self._forward(candidate, function) for candidate in forwards),
+            spends=self._spends(scope, function, params),
+        )
+
+    def _spends(
+        self, scope: Scope, function: cst.FunctionDef, params: tuple[str, ...]
+    ) -> tuple[Spent, ...]:
+        calls = (site.node for site in self._calls_by_scope.get(scope, []))
+        spent = spent_parameters(function, params, calls)
+        return tuple(
+            Spent(
+                index, self._site(spent[name], f"`{_spelled(self.model, spent[name])}`", function)
+            )
+            for index, name in enumerate(params)
+            if name in spent
         )
 
     # ------------------------------------------------------------------ returns

@@ -7,6 +7,12 @@ entered again (`with tape:`), since TensorFlow then records on a fresh tape.
 
 A repeat on a non-persistent tape raises, so code after it never runs with the tape
 spent: of the calls in one straight line only the first repeat is reported.
+
+A helper that always asks the tape it is handed for gradients spends it too
+(`tape_handoffs`): `reused_through_helpers` finds a gradient call, or a hand-off, that
+follows a hand-off or a gradient call in one straight line (a whole statement earlier in a
+block that encloses it), the tape not entered again in between. Loops are not judged
+through helpers.
 """
 
 from __future__ import annotations
@@ -18,6 +24,19 @@ import libcst as cst
 from tapelint.analysis.expressions import contains, statements
 from tapelint.analysis.model import FileModel, Frame, FrameKind, TapeCall, TapeInstance, Tri
 from tapelint.analysis.names import dotted_name
+from tapelint.analysis.summaries import Site
+from tapelint.analysis.tape_handoffs import tape_handoffs
+
+
+@dataclass(frozen=True)
+class HelperReuse:
+    """`node` asks the spent tape for gradients (a gradient call, or a hand-off to a helper
+    that asks it at `spent_at`), after `earlier` did (the same two kinds)."""
+
+    node: cst.Call
+    spent_at: Site | None  # None: `node` is a gradient call on the tape itself
+    earlier: cst.Call
+    earlier_spent_at: Site | None
 
 
 @dataclass(frozen=True)
@@ -37,12 +56,56 @@ def reused_calls(model: FileModel, tape: TapeInstance) -> list[Reuse]:
     for call in calls:
         if call.nth < 2 or _unreachable_when_spent(model, tape, call, calls):
             continue
-        if _under_the_creations_test(model, tape, call) or _error_expected(model, call):
+        if _under_the_creations_test(model, tape, call) or _error_expected(model, call.stmt):
             continue
         if _fallback_after_failed_call(model, call, calls):
             continue
         found.append(Reuse(call, _how(tape, call, calls)))
     return found
+
+
+@dataclass(frozen=True)
+class _Spend:
+    node: cst.Call
+    stmt: cst.CSTNode | None
+    order: int
+    spent_at: Site | None
+    whole_statement: bool
+
+
+def reused_through_helpers(model: FileModel, tape: TapeInstance) -> HelperReuse | None:
+    """The first gradient call or hand-off that finds the non-persistent `tape` spent by an
+    earlier one, where a helper is one of the two."""
+    if tape.persistent is not Tri.NO:
+        return None
+    handoffs = [
+        _Spend(h.node, h.stmt, h.order, h.spent_at, _is_whole(h.node, h.stmt))
+        for h in tape_handoffs(model, tape)
+    ]
+    if not handoffs:
+        return None
+    direct = [
+        _Spend(c.node, c.stmt, c.order, None, _is_whole_statement(c))
+        for c in model.calls_on(tape)
+        if c.is_gradient and c.scope is tape.scope
+    ]
+    spends = sorted(handoffs + direct, key=lambda spend: spend.order)
+    for later in spends:
+        for earlier in spends:
+            if earlier.order >= later.order or (
+                earlier.spent_at is None and later.spent_at is None
+            ):
+                continue
+            if not earlier.whole_statement or not _statement_precedes(
+                model, earlier.stmt, later.stmt
+            ):
+                continue
+            if any(earlier.order < start < later.order for start, _ in tape.blocks.values()):
+                continue  # entered again: a fresh recording
+            if _error_expected(model, later.stmt):
+                continue
+            return HelperReuse(later.node, later.spent_at, earlier.node, earlier.spent_at)
+    return None
 
 
 def _how(tape: TapeInstance, call: TapeCall, calls: list[TapeCall]) -> str:
@@ -93,10 +156,10 @@ def _under_the_creations_test(model: FileModel, tape: TapeInstance, call: TapeCa
 _CATCHES_RUNTIME_ERROR = frozenset({"RuntimeError", "Exception", "BaseException"})
 
 
-def _error_expected(model: FileModel, call: TapeCall) -> bool:
-    """The repeat runs in a `try` whose handler catches the `RuntimeError` it raises (a
-    guide showing the error, a test asserting it): the program expects it."""
-    current = call.stmt
+def _error_expected(model: FileModel, stmt: cst.CSTNode | None) -> bool:
+    """The repeat (in `stmt`) runs in a `try` whose handler catches the `RuntimeError` it
+    raises (a guide showing the error, a test asserting it): the program expects it."""
+    current = stmt
     while current is not None and current in model.stmt_parent:
         owner, block, _ = model.stmt_parent[current]
         if isinstance(owner, cst.Try) and block is owner.body.body:
@@ -156,21 +219,33 @@ def _fallback_after_failed_call(model: FileModel, call: TapeCall, calls: list[Ta
 def precedes(model: FileModel, first: TapeCall, then: TapeCall) -> bool:
     """`first` is a whole statement (`g = tape.gradient(...)`) sitting earlier in a block
     that encloses `then`'s statement: whenever `then` runs, `first` ran before it."""
-    if not _is_whole_statement(first) or first.stmt is None or then.stmt is None:
+    return _is_whole_statement(first) and _statement_precedes(model, first.stmt, then.stmt)
+
+
+def _statement_precedes(
+    model: FileModel, first: cst.CSTNode | None, then: cst.CSTNode | None
+) -> bool:
+    """Statement `first` sits earlier in a block that encloses statement `then`."""
+    if first is None or then is None:
         return False
-    current: cst.CSTNode = then.stmt
+    current: cst.CSTNode = then
     while current in model.stmt_parent:
         _, block, index = model.stmt_parent[current]
-        if first.stmt in block[:index]:
+        if first in block[:index]:
             return True
         current = model.stmt_parent[current][0]
     return False
 
 
 def _is_whole_statement(call: TapeCall) -> bool:
-    if not isinstance(call.stmt, cst.SimpleStatementLine):
+    return _is_whole(call.node, call.stmt)
+
+
+def _is_whole(call: cst.Call, stmt: cst.CSTNode | None) -> bool:
+    """`call` is the whole value of its statement (`g = f(...)`, `f(...)`): it runs first."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
         return False
-    for small in call.stmt.body:
-        if isinstance(small, (cst.Assign, cst.Expr)) and small.value is call.node:
+    for small in stmt.body:
+        if isinstance(small, (cst.Assign, cst.Expr)) and small.value is call:
             return True
     return False

@@ -11,7 +11,10 @@ A summary speaks in the terms TAP401 uses. For each function and method of a mod
   (`opaque`);
 - `applies`: each parameter that reaches an optimizer's `apply_gradients` / `apply`
   without a None check, with the apply's site;
-- `forwards`: each parameter handed, unfiltered, to another function's parameter.
+- `forwards`: each parameter handed, unfiltered, to another function's parameter;
+- `spends`: each parameter that the function asks for gradients (`p.gradient(...)`,
+  `jacobian`, `batch_jacobian`) on every path through it, before it can return: handed a
+  non-persistent tape, it leaves the tape spent (TAP105).
 
 Unknown is never reported: a fact is only ever a definite path, and a function, callee or
 part with no fact means "not known", never "safe" or "raw".
@@ -109,11 +112,21 @@ class Forward:
 
 
 @dataclass(frozen=True)
+class Spent:
+    """Parameter `param` is asked for gradients at `site` on every path through the
+    function."""
+
+    param: int
+    site: Site
+
+
+@dataclass(frozen=True)
 class FunctionSummary:
     params: tuple[str, ...]
     returns: tuple[tuple[str, Flow], ...] = ()
     applies: tuple[Applied, ...] = ()
     forwards: tuple[Forward, ...] = ()
+    spends: tuple[Spent, ...] = ()
 
     def returned(self, part: str) -> Flow | None:
         for key, flow in self.returns:
@@ -130,9 +143,13 @@ class FunctionSummary:
 
     @property
     def has_facts(self) -> bool:
-        return bool(self.applies or self.forwards) or any(
+        return bool(self.applies or self.forwards or self.spends) or any(
             not flow.is_empty for _, flow in self.returns
         )
+
+    def spent_at(self, param: int) -> Site | None:
+        """Where the function asks parameter `param` for gradients, if it always does."""
+        return next((spent.site for spent in self.spends if spent.param == param), None)
 
 
 @dataclass(frozen=True)
@@ -394,6 +411,7 @@ def _function_json(summary: FunctionSummary) -> dict[str, Any]:
         "returns": [[part, _flow_json(flow)] for part, flow in summary.returns],
         "applies": [[a.param, _site_json(a.site)] for a in summary.applies],
         "forwards": [[f.param, f.target, f.arg, _site_json(f.site)] for f in summary.forwards],
+        "spends": [[spent.param, _site_json(spent.site)] for spent in summary.spends],
     }
 
 
@@ -405,4 +423,5 @@ def _function_from(data: Mapping[str, Any]) -> FunctionSummary:
         forwards=tuple(
             Forward(int(p), str(t), str(a), _site_from(s)) for p, t, a, s in data["forwards"]
         ),
+        spends=tuple(Spent(int(p), _site_from(s)) for p, s in data["spends"]),
     )

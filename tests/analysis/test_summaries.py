@@ -20,6 +20,7 @@ from tapelint.analysis.summaries import (
     ModuleSummary,
     ProjectIndex,
     Site,
+    Spent,
 )
 
 
@@ -51,7 +52,8 @@ def test_filtered_gradients_are_not_raw():
         "    g = tape.gradient(loss, variables)\n"
         "    return [x for x in g if x is not None]\n"
     )
-    assert "grads" not in summary.functions
+    function = summary.functions["grads"]  # it spends its tape (see the tests of spends)
+    assert all(flow.is_empty for _, flow in function.returns)
 
 
 def test_a_received_tape_and_a_passed_parameter():
@@ -219,3 +221,69 @@ def test_a_nested_function_calls_the_method_of_its_enclosing_class():
     [helper] = list(helper_applies(model))
     assert model.module.code_for_node(helper.node.func) == "self._apply_gradients"
     assert gradients_of(model, helper.argument, helper.scope).is_raw
+
+
+def test_a_parameter_asked_for_gradients_on_every_path_is_spent():
+    summary = _summary(
+        HEADER + "def grads(model, tape, loss):\n"
+        '    """Gradients."""\n'
+        "    with tf.name_scope('grads'):\n"
+        "        g = tape.gradient(loss, model.trainable_variables)\n"
+        "    return g\n"
+        "def jac(tape, y, x):\n    tf.print('jacobian')\n    return tape.jacobian(y, x)\n"
+    )
+    [spent] = summary.functions["grads"].spends
+    assert spent.param == 1 and spent.site.label == "`tape.gradient` in `grads`"
+    assert summary.functions["grads"].spent_at(1) == spent.site
+    assert [s.param for s in summary.functions["jac"].spends] == [0]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "    if loss is not None:\n        return tape.gradient(loss, vs)\n",
+        "    for l in [loss]:\n        g = tape.gradient(l, vs)\n",
+        "    try:\n        return tape.gradient(loss, vs)\n    except RuntimeError:\n        pass\n",
+        "    return [tape.gradient(l, vs) for l in loss]\n",
+        "    return loss is not None and tape.gradient(loss, vs)\n",
+        "    if not vs:\n        return None\n    return tape.gradient(loss, vs)\n",
+        "    yield tape.gradient(loss, vs)\n",
+        "    tape = tf.GradientTape()\n    return tape.gradient(loss, vs)\n",
+        "    return (lambda: tape.gradient(loss, vs))\n",
+        "    print(tape)\n",
+    ],
+    ids=[
+        "branch",
+        "loop",
+        "try",
+        "comprehension",
+        "boolean",
+        "after-an-early-return",
+        "generator",
+        "rebound",
+        "lambda",
+        "no-call",
+    ],
+)
+def test_a_parameter_that_may_not_be_asked_is_not_spent(body):
+    summary = _summary(HEADER + "def grads(tape, loss, vs):\n" + body)
+    function = summary.functions.get("grads")
+    assert function is None or function.spends == ()
+
+
+def test_an_async_function_spends_nothing_when_called():
+    summary = _summary(
+        HEADER + "async def grads(tape, loss, vs):\n    return tape.gradient(loss, vs)\n"
+    )
+    function = summary.functions.get("grads")
+    assert function is None or function.spends == ()
+
+
+def test_spends_round_trip_through_json():
+    import json
+
+    site = Site("pkg/mod.py", 3, 12, "`tape.gradient` in `grads`")
+    summary = ModuleSummary(
+        "pkg.mod", functions={"grads": FunctionSummary(("tape",), spends=(Spent(0, site),))}
+    )
+    assert ModuleSummary.from_json(json.loads(json.dumps(summary.to_json()))) == summary

@@ -1,0 +1,174 @@
+"""Which parameters a function always asks for gradients: handed a non-persistent tape, such a
+function leaves it spent, and the caller's next gradient call on it raises (TAP105).
+
+"Always" is meant strictly, because the fact makes a caller's call a gradient call: a
+`p.gradient(...)`, `p.jacobian(...)` or `p.batch_jacobian(...)` in a statement of the
+function's own body (or of a `with` block in it) that runs before anything that can leave
+the function: a compound statement that may `return` or `raise`, or a `return` / `raise`
+itself. A call in a branch, a loop, a `try`, a comprehension, a lambda, a conditional
+expression or a boolean operator may not run, and does not count. Generators and `async`
+functions run nothing when called, and a parameter the function rebinds may not be the
+caller's tape: neither has the fact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+
+import libcst as cst
+
+from tapelint.analysis.model import TapeCall
+
+_MAY_NOT_RUN = (
+    cst.Lambda,
+    cst.ListComp,
+    cst.SetComp,
+    cst.DictComp,
+    cst.GeneratorExp,
+    cst.IfExp,
+    cst.BooleanOperation,
+    cst.FunctionDef,
+    cst.ClassDef,
+)
+
+
+def spent_parameters(
+    function: cst.FunctionDef, params: Sequence[str], calls: Iterable[cst.Call]
+) -> dict[str, cst.Call]:
+    """Each parameter of `function` asked for gradients on every path through it, with the
+    first call that asks it; `calls` are the calls the function makes itself. (Most
+    functions ask no parameter anything: walking their trees to be sure would cost more
+    than the rest of their summary.)"""
+    asking = {call: name for call in calls if (name := _asked_parameter(call, params))}
+    if not asking or function.asynchronous is not None or _is_generator(function):
+        return {}
+    rebound = _rebound(function)
+    found: dict[str, cst.Call] = {}
+    for call in _calls_on_every_path(_body(function.body)):
+        name = asking.get(call)
+        if name is not None and name not in rebound:
+            found.setdefault(name, call)
+    return found
+
+
+def _asked_parameter(call: cst.Call, params: Sequence[str]) -> str | None:
+    """The parameter `call` asks for gradients (`p.gradient(...)`), if it does."""
+    func = call.func
+    if (
+        isinstance(func, cst.Attribute)
+        and isinstance(func.value, cst.Name)
+        and func.value.value in params
+        and func.attr.value in TapeCall.GRADIENT_METHODS
+    ):
+        return func.value.value
+    return None
+
+
+def _body(suite: cst.BaseSuite) -> Sequence[cst.CSTNode]:
+    return suite.body if isinstance(suite, cst.IndentedBlock) else (suite,)
+
+
+def _calls_on_every_path(stmts: Sequence[cst.CSTNode]) -> Iterator[cst.Call]:
+    """The calls that run whenever the statements run, up to the first one that may leave."""
+    for stmt in stmts:
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in stmt.body:
+                yield from _calls_that_run(small)
+                if isinstance(small, (cst.Return, cst.Raise)):
+                    return
+        elif isinstance(stmt, cst.With):
+            for item in stmt.items:
+                yield from _calls_that_run(item.item)
+            yield from _calls_on_every_path(_body(stmt.body))
+            if _may_leave(stmt.body):
+                return
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        elif _may_leave(stmt):
+            return
+
+
+def _calls_that_run(node: cst.CSTNode) -> Iterator[cst.Call]:
+    """Calls in `node`, outside the parts of an expression that may not run."""
+    if isinstance(node, _MAY_NOT_RUN):
+        return
+    if isinstance(node, cst.Call):
+        yield node
+    for child in node.children:
+        yield from _calls_that_run(child)
+
+
+def _may_leave(node: cst.CSTNode) -> bool:
+    """A `return` or `raise` in `node`, outside functions and classes defined in it."""
+    if isinstance(node, (cst.Return, cst.Raise)):
+        return True
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return False
+    return any(_may_leave(child) for child in node.children)
+
+
+def _is_generator(function: cst.FunctionDef) -> bool:
+    def has_yield(node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.Yield):
+            return True
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        return any(has_yield(child) for child in node.children)
+
+    return any(has_yield(stmt) for stmt in _body(function.body))
+
+
+def _rebound(function: cst.FunctionDef) -> set[str]:
+    """Names the function binds itself: assigned, a loop or `with ... as` target, imported,
+    deleted or declared `global` / `nonlocal`."""
+    names: set[str] = set()
+
+    class Binder(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            return node is function
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_For(self, node: cst.For) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_AsName(self, node: cst.AsName) -> None:
+            names.update(_target_names(node.name))
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_Del(self, node: cst.Del) -> None:
+            names.update(_target_names(node.target))
+
+        def visit_Global(self, node: cst.Global) -> None:
+            names.update(item.name.value for item in node.names)
+
+        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+            names.update(item.name.value for item in node.names)
+
+    function.visit(Binder())
+    return names
+
+
+def _target_names(target: cst.CSTNode) -> Iterator[str]:
+    if isinstance(target, cst.Name):
+        yield target.value
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _target_names(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _target_names(target.value)
