@@ -29,12 +29,13 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # `.apply_gradients(...)`. (`step = tf.function` without a call, or a module alias such as
 # `T.function`, is not seen; see the TAP501 docs.) `.gradient(` (a tape's gradient call in a
 # helper that is handed the tape, in a module that never names `GradientTape`) is held to
-# the same code-shaped line. The prefilter and the slicer both ask `TriggerTest`.
+# the same code-shaped line, and NumPy's (and PyTorch's) `gradient` function is not one.
+# The prefilter and the slicer both ask `TriggerTest`.
 USE_SHAPES = {
     "tf.function": r"(?:(?<=@)tf\.function\b|(?<![\w.])tf\.function\s*\()",
     "tensorflow.function": r"(?:(?<=@)tensorflow\.function\b|(?<![\w.])tensorflow\.function\s*\()",
     "apply_gradients": r"(?<=\.)apply_gradients\s*\(",
-    ".gradient(": r"\.gradient\(",
+    ".gradient(": r"(?<!np)(?<!numpy)(?<!torch)\.gradient\(",
 }
 
 

@@ -326,6 +326,8 @@ def test_a_helper_handed_the_tape_is_read_and_prose_about_it_is_not():
         '"""Call `tape.gradient(loss, vs)` after the block."""\n',
         "# tape.gradient(loss, vs) returns None for unconnected variables\nx = 1\n",
         "class Field:\n    def gradient(self, x):\n        return x\n",
+        "import numpy as np\nslope = np.gradient(np.arange(5.0))\n",
+        "import jax.numpy as jnp\nslope = jnp.gradient(jnp.arange(5.0))\n",
     ]
     for source in prose:
         assert not linter.may_report(source.encode()), source
