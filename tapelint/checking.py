@@ -309,9 +309,13 @@ class Linters:
         self._linters: dict[tuple[type[Rule], ...], Linter] = {}
 
     def for_file(self, path: Path) -> Linter:
+        if not self.per_file:  # one linter for every file (asked for each file of a run)
+            return self._linter(tuple(self.selected))
         relative = relative_posix(path, self.root) or path.name
         ignored = {r for globs, ignores in self.per_file if globs.match(relative) for r in ignores}
-        rules = tuple(rule for rule in self.selected if rule not in ignored)
+        return self._linter(tuple(rule for rule in self.selected if rule not in ignored))
+
+    def _linter(self, rules: tuple[type[Rule], ...]) -> Linter:
         if rules not in self._linters:
             self._linters[rules] = Linter(rules)
         return self._linters[rules]

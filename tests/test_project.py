@@ -299,3 +299,30 @@ def test_project_sees_modules_created_after_it_looked(project):
     write(project, "helpers.py", RAW_GRADS)
     workspace.changed(real(project, "helpers.py"))
     assert _codes(workspace, train, caller) == ["TAP401"]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import os\nfrom a.b import (\n    c,\n    d as e,\n)\nx = 1\n",
+        "    from .utils import grads, \\\n        apply_update\nimportlib.reload(m)\n",
+        "import_me = 1\nfrom x import import_y\nfrom x import *\n# import z\n",
+        "def f():\n    import numpy as np\n    return np\nprint('import')\n",
+        "from x import a  # import b\nfrom y import (c)\nimport p.q as r, s\n",
+    ],
+)
+def test_import_statements_are_found_as_the_line_pattern_finds_them(source: str) -> None:
+    from tapelint.project.workspace import _IMPORT_STATEMENT, _import_statements
+
+    data = source.encode()
+    assert list(_import_statements(data)) == _IMPORT_STATEMENT.findall(data)
+    assert _IMPORT_STATEMENT.findall(data)  # every case has one
+
+
+def test_import_statements_of_every_fixture_match_the_line_pattern() -> None:
+    from tapelint.project.workspace import _IMPORT_STATEMENT, _import_statements
+    from tests.fixture_markers import FIXTURES
+
+    for path in sorted(FIXTURES.rglob("*.py")):
+        data = path.read_bytes()
+        assert list(_import_statements(data)) == _IMPORT_STATEMENT.findall(data), path

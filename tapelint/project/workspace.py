@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,6 +45,23 @@ _IMPORT_STATEMENT = re.compile(
     re.MULTILINE,
 )
 _WORD = re.compile(rb"\w+|\*")
+# What may stand before `import` on the line of an import statement.
+_BEFORE_IMPORT = re.compile(rb"[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?")
+
+
+def _import_statements(data: bytes) -> Iterator[bytes]:
+    """What `_IMPORT_STATEMENT.findall(data)` finds, from the occurrences of `import`: a
+    pattern tried at every line start took 0.05 s over the modules that checking
+    TensorFlow's sources reads for their imports, seven times this."""
+    start = data.find(b"import")
+    while start != -1:
+        line = data.rfind(b"\n", 0, start) + 1
+        before = _BEFORE_IMPORT.match(data, line)
+        if before is not None and before.end() == start:
+            statement = _IMPORT_STATEMENT.match(data, line)
+            if statement is not None:
+                yield statement.group()
+        start = data.find(b"import", start + len(b"import"))
 
 
 @dataclass
@@ -223,7 +241,7 @@ class Project:
     def _may_bind(self, path: str, entry: _Module, wanted: str) -> bool:
         if entry.imported is None:
             words: set[str] = set()
-            for statement in _IMPORT_STATEMENT.findall(self._read(path) or b""):
+            for statement in _import_statements(self._read(path) or b""):
                 words.update(word.decode() for word in _WORD.findall(statement))
             entry.imported = frozenset(words)
         return wanted in entry.imported or "*" in entry.imported
