@@ -85,7 +85,7 @@ def reused_through_helpers(model: FileModel, tape: TapeInstance) -> HelperReuse 
     if not handoffs:
         return None
     direct = [
-        _Spend(c.node, c.stmt, c.order, None, _is_whole_statement(c))
+        _Spend(c.node, c.stmt, c.order, None, _is_whole(c.node, c.stmt))
         for c in model.calls_on(tape)
         if c.is_gradient and c.scope is tape.scope
     ]
@@ -219,7 +219,7 @@ def _fallback_after_failed_call(model: FileModel, call: TapeCall, calls: list[Ta
 def precedes(model: FileModel, first: TapeCall, then: TapeCall) -> bool:
     """`first` is a whole statement (`g = tape.gradient(...)`) sitting earlier in a block
     that encloses `then`'s statement: whenever `then` runs, `first` ran before it."""
-    return _is_whole_statement(first) and _statement_precedes(model, first.stmt, then.stmt)
+    return _is_whole(first.node, first.stmt) and _statement_precedes(model, first.stmt, then.stmt)
 
 
 def _statement_precedes(
@@ -235,10 +235,6 @@ def _statement_precedes(
             return True
         current = model.stmt_parent[current][0]
     return False
-
-
-def _is_whole_statement(call: TapeCall) -> bool:
-    return _is_whole(call.node, call.stmt)
 
 
 def _is_whole(call: cst.Call, stmt: cst.CSTNode | None) -> bool:

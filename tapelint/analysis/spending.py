@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import libcst as cst
 
+from tapelint.analysis.expressions import statements
 from tapelint.analysis.model import TapeCall
 
 _MAY_NOT_RUN = (
@@ -44,7 +45,7 @@ def spent_parameters(
         return {}
     rebound = _rebound(function)
     found: dict[str, cst.Call] = {}
-    for call in _calls_on_every_path(_body(function.body)):
+    for call in _calls_on_every_path(statements(function.body)):
         name = asking.get(call)
         if name is not None and name not in rebound:
             found.setdefault(name, call)
@@ -64,10 +65,6 @@ def _asked_parameter(call: cst.Call, params: Sequence[str]) -> str | None:
     return None
 
 
-def _body(suite: cst.BaseSuite) -> Sequence[cst.CSTNode]:
-    return suite.body if isinstance(suite, cst.IndentedBlock) else (suite,)
-
-
 def _calls_on_every_path(stmts: Sequence[cst.CSTNode]) -> Iterator[cst.Call]:
     """The calls that run whenever the statements run, up to the first one that may leave."""
     for stmt in stmts:
@@ -79,7 +76,7 @@ def _calls_on_every_path(stmts: Sequence[cst.CSTNode]) -> Iterator[cst.Call]:
         elif isinstance(stmt, cst.With):
             for item in stmt.items:
                 yield from _calls_that_run(item.item)
-            yield from _calls_on_every_path(_body(stmt.body))
+            yield from _calls_on_every_path(statements(stmt.body))
             if _may_leave(stmt.body):
                 return
         elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
@@ -100,22 +97,21 @@ def _calls_that_run(node: cst.CSTNode) -> Iterator[cst.Call]:
 
 def _may_leave(node: cst.CSTNode) -> bool:
     """A `return` or `raise` in `node`, outside functions and classes defined in it."""
-    if isinstance(node, (cst.Return, cst.Raise)):
-        return True
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-        return False
-    return any(_may_leave(child) for child in node.children)
+    return _holds(node, (cst.Return, cst.Raise))
 
 
 def _is_generator(function: cst.FunctionDef) -> bool:
-    def has_yield(node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.Yield):
-            return True
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            return False
-        return any(has_yield(child) for child in node.children)
+    return any(_holds(stmt, (cst.Yield,)) for stmt in statements(function.body))
 
-    return any(has_yield(stmt) for stmt in _body(function.body))
+
+def _holds(node: cst.CSTNode, kinds: tuple[type[cst.CSTNode], ...]) -> bool:
+    """A node of one of these kinds in `node`, outside functions, classes and lambdas
+    defined in it."""
+    if isinstance(node, kinds):
+        return True
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return False
+    return any(_holds(child, kinds) for child in node.children)
 
 
 def _rebound(function: cst.FunctionDef) -> set[str]:
