@@ -163,7 +163,7 @@ class _Summarizer:
         self, scope: Scope, function: cst.FunctionDef, params: tuple[str, ...]
     ) -> tuple[Spent, ...]:
         calls = (site.node for site in self._calls_by_scope.get(scope, []))
-        spent = spent_parameters(function, params, calls)
+        spent = spent_parameters(self.model, scope, params, calls)
         return tuple(
             Spent(
                 index, self._site(spent[name], f"`{_spelled(self.model, spent[name])}`", function)

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import libcst as cst
 
 from tapelint.analysis.expressions import statements
-from tapelint.analysis.model import TapeCall
+from tapelint.analysis.model import DefKind, FileModel, Scope, TapeCall
 
 _MAY_NOT_RUN = (
     cst.Lambda,
@@ -34,16 +34,18 @@ _MAY_NOT_RUN = (
 
 
 def spent_parameters(
-    function: cst.FunctionDef, params: Sequence[str], calls: Iterable[cst.Call]
+    model: FileModel, scope: Scope, params: Sequence[str], calls: Iterable[cst.Call]
 ) -> dict[str, cst.Call]:
-    """Each parameter of `function` asked for gradients on every path through it, with the
-    first call that asks it; `calls` are the calls the function makes itself. (Most
-    functions ask no parameter anything: walking their trees to be sure would cost more
-    than the rest of their summary.)"""
+    """Each parameter of the function of `scope` asked for gradients on every path through
+    it, with the first call that asks it; `calls` are the calls the function makes itself.
+    (Most functions ask no parameter anything: walking their trees to be sure would cost
+    more than the rest of their summary.)"""
+    function = scope.node
+    assert isinstance(function, cst.FunctionDef)
     asking = {call: name for call in calls if (name := _asked_parameter(call, params))}
     if not asking or function.asynchronous is not None or _is_generator(function):
         return {}
-    rebound = _rebound(function)
+    rebound = _rebound(model, scope)
     found: dict[str, cst.Call] = {}
     for call in _calls_on_every_path(statements(function.body)):
         name = asking.get(call)
@@ -114,57 +116,11 @@ def _holds(node: cst.CSTNode, kinds: tuple[type[cst.CSTNode], ...]) -> bool:
     return any(_holds(child, kinds) for child in node.children)
 
 
-def _rebound(function: cst.FunctionDef) -> set[str]:
-    """Names the function binds itself: assigned, a loop or `with ... as` target, imported,
-    deleted or declared `global` / `nonlocal`."""
-    names: set[str] = set()
-
-    class Binder(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-            return node is function
-
-        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-            return False
-
-        def visit_Lambda(self, node: cst.Lambda) -> bool:
-            return False
-
-        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-            names.update(_target_names(node.target))
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            names.update(_target_names(node.target))
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            names.update(_target_names(node.target))
-
-        def visit_For(self, node: cst.For) -> None:
-            names.update(_target_names(node.target))
-
-        def visit_AsName(self, node: cst.AsName) -> None:
-            names.update(_target_names(node.name))
-
-        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            names.update(_target_names(node.target))
-
-        def visit_Del(self, node: cst.Del) -> None:
-            names.update(_target_names(node.target))
-
-        def visit_Global(self, node: cst.Global) -> None:
-            names.update(item.name.value for item in node.names)
-
-        def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-            names.update(item.name.value for item in node.names)
-
-    function.visit(Binder())
-    return names
-
-
-def _target_names(target: cst.CSTNode) -> Iterator[str]:
-    if isinstance(target, cst.Name):
-        yield target.value
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _target_names(element.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _target_names(target.value)
+def _rebound(model: FileModel, scope: Scope) -> set[str]:
+    """Names the function binds itself (assigned, a loop or `with ... as` target, imported,
+    deleted, declared `global`): a parameter among them may not hold the caller's tape."""
+    return {
+        name
+        for name, defs in model.scope_defs.get(scope, {}).items()
+        if any(d.kind is not DefKind.PARAM for d in defs)
+    }
