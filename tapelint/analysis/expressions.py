@@ -58,7 +58,8 @@ def elements(node: cst.BaseExpression) -> list[cst.BaseExpression]:
 
 
 def contains(node: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    """Whether `inner` is `node` or one of its descendants (by identity)."""
+    """Whether `inner` is `node` or one of its descendants (by identity). (A loop of its
+    own: it is asked often, and stops at the first match.)"""
     pending = [node]
     while pending:
         current = pending.pop()
@@ -66,6 +67,19 @@ def contains(node: cst.CSTNode, inner: cst.CSTNode) -> bool:
             return True
         pending.extend(current.children)
     return False
+
+
+def descendants(
+    node: cst.CSTNode, *, skip: tuple[type[cst.CSTNode], ...] = ()
+) -> Iterator[cst.CSTNode]:
+    """`node` and the nodes below it, in source order; the nodes of the `skip` kinds are
+    yielded but not entered (`skip=(cst.Lambda,)`: what runs where the expression runs)."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        yield current
+        if not isinstance(current, skip):
+            pending.extend(reversed(current.children))
 
 
 def computes(node: cst.BaseExpression, imports: ImportTable) -> bool:

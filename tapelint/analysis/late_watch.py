@@ -36,7 +36,7 @@ from enum import Enum
 import libcst as cst
 
 from tapelint.analysis.dataflow import value_names_in
-from tapelint.analysis.expressions import argument_value
+from tapelint.analysis.expressions import argument_value, descendants
 from tapelint.analysis.model import (
     Def,
     DefKind,
@@ -313,7 +313,7 @@ class _Paths:
         for node in _names(value):
             if any(d.kind is DefKind.DEFINITION for d in self.model.defs_of(node)):
                 return True
-        return any(isinstance(n, cst.Lambda) for n in _all_nodes(value))
+        return any(isinstance(n, cst.Lambda) for n in descendants(value))
 
     def _reads_source(self, value: cst.BaseExpression) -> bool:
         return any(self.is_source(n) for n in _operands(value, self.model))
@@ -473,28 +473,8 @@ def _operands(value: cst.BaseExpression, model: FileModel) -> Iterator[cst.Name]
 
 
 def _names(node: cst.CSTNode) -> Iterator[cst.Name]:
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, cst.Name):
-            yield current
-        elif not isinstance(current, cst.Lambda):
-            pending.extend(current.children)
+    return (n for n in descendants(node, skip=(cst.Lambda,)) if isinstance(n, cst.Name))
 
 
 def _calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, cst.Call):
-            yield current
-        if not isinstance(current, cst.Lambda):
-            pending.extend(current.children)
-
-
-def _all_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        yield current
-        pending.extend(current.children)
+    return (n for n in descendants(node, skip=(cst.Lambda,)) if isinstance(n, cst.Call))

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import libcst as cst
 
-from tapelint.analysis.expressions import statements
+from tapelint.analysis.expressions import descendants, statements
 from tapelint.analysis.model import DefKind, FileModel, Scope, TapeCall
 
 _MAY_NOT_RUN = (
@@ -89,12 +89,8 @@ def _calls_on_every_path(stmts: Sequence[cst.CSTNode]) -> Iterator[cst.Call]:
 
 def _calls_that_run(node: cst.CSTNode) -> Iterator[cst.Call]:
     """Calls in `node`, outside the parts of an expression that may not run."""
-    if isinstance(node, _MAY_NOT_RUN):
-        return
-    if isinstance(node, cst.Call):
-        yield node
-    for child in node.children:
-        yield from _calls_that_run(child)
+    found = descendants(node, skip=_MAY_NOT_RUN)
+    return (n for n in found if isinstance(n, cst.Call))
 
 
 def _may_leave(node: cst.CSTNode) -> bool:
@@ -109,11 +105,8 @@ def _is_generator(function: cst.FunctionDef) -> bool:
 def _holds(node: cst.CSTNode, kinds: tuple[type[cst.CSTNode], ...]) -> bool:
     """A node of one of these kinds in `node`, outside functions, classes and lambdas
     defined in it."""
-    if isinstance(node, kinds):
-        return True
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-        return False
-    return any(_holds(child, kinds) for child in node.children)
+    found = descendants(node, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
+    return any(isinstance(n, kinds) for n in found)
 
 
 def _rebound(model: FileModel, scope: Scope) -> set[str]:
