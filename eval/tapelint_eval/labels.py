@@ -24,11 +24,12 @@ class LabelError(ValueError):
     """The labels file cannot be used as it is; the message says which line and why."""
 
 
+@dataclass(frozen=True)
 class _Located:
-    """The keys of a finding or a label (both have these fields)."""
+    """The keys of a finding or a label."""
 
     repo: str
-    path: str
+    path: str  # POSIX, relative to the repository root
     cell: int | None
     line: int
     column: int
@@ -49,23 +50,11 @@ class _Located:
 
 @dataclass(frozen=True)
 class Finding(_Located):
-    repo: str
-    path: str  # POSIX, relative to the repository root
-    cell: int | None
-    line: int
-    column: int
-    code: str
     message: str
 
 
 @dataclass(frozen=True)
 class Label(_Located):
-    repo: str
-    path: str
-    cell: int | None
-    line: int
-    column: int
-    code: str
     label: str  # one of VERDICTS
     reason: str
     pattern: str | None = None  # a short name for the shape of code, to group labels by

@@ -86,6 +86,10 @@ _MODEL_FACTORIES = MODEL_CLASSES | {
 }
 # Upper-case names under `keras.layers` that are not layers.
 _NOT_LAYERS = frozenset({"Input", "InputSpec"})
+# Methods of a Keras model that run it (forward passes, or whole loops of them).
+RUNNING_METHODS = frozenset(
+    {"call", "fit", "evaluate", "predict", "train_on_batch", "test_on_batch", "predict_on_batch"}
+)
 _KERAS_VARIABLE_CONSTRUCTORS = frozenset({"keras.Variable", "keras.variables.Variable"})
 # Source text that means the file runs legacy Keras 2 (`tf_keras`), whose variables are
 # `tf.Variable`s.
@@ -258,15 +262,10 @@ class KerasObjects:
 
     def _annotated_origin(self, d: Def) -> Origin | None:
         """A parameter annotated with a Keras model or layer class (`model: keras.Model`)."""
-        function = d.stmt
-        if not isinstance(function, (cst.FunctionDef, cst.Lambda)):
-            return None
-        params = function.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            if param.name is d.target and param.annotation is not None:
-                qualified = self.model.imports.qualify(param.annotation.annotation)
-                if qualified is not None and _is_keras_base(qualified):
-                    return Origin(How.ANNOTATED, qualified in MODEL_CLASSES, qualified)
+        annotation = d.annotation()
+        qualified = self.model.imports.qualify(annotation) if annotation is not None else None
+        if qualified is not None and _is_keras_base(qualified):
+            return Origin(How.ANNOTATED, qualified in MODEL_CLASSES, qualified)
         return None
 
     def _class_origin(self, node: cst.ClassDef) -> Origin | None:

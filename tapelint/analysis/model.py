@@ -99,6 +99,19 @@ class Def:
             value = element.value
         return value
 
+    def annotation(self) -> cst.BaseExpression | None:
+        """A parameter's annotation (`model: keras.Model`), as written."""
+        function = self.stmt
+        if self.kind is not DefKind.PARAM or not isinstance(
+            function, (cst.FunctionDef, cst.Lambda)
+        ):
+            return None
+        params = function.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name is self.target and param.annotation is not None:
+                return param.annotation.annotation
+        return None
+
 
 @dataclass(eq=False)
 class Use:

@@ -138,15 +138,9 @@ class Optimizers:
         return _same([self.library(value) if value is not None else None for value in passed])
 
     def _annotated(self, d: Def) -> Library | None:
-        function = d.stmt
-        if not isinstance(function, (cst.FunctionDef, cst.Lambda)):
-            return None
-        params = function.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            if param.name is d.target and param.annotation is not None:
-                qualified = self.model.imports.qualify(param.annotation.annotation)
-                return library_of_class(qualified) if qualified is not None else None
-        return None
+        annotation = d.annotation()
+        qualified = self.model.imports.qualify(annotation) if annotation is not None else None
+        return library_of_class(qualified) if qualified is not None else None
 
     def _call_library(self, call: cst.Call) -> Library | None:
         qualified = self.model.imports.qualify(call.func)

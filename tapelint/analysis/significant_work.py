@@ -36,7 +36,7 @@ import libcst as cst
 
 from tapelint.analysis.dataflow import Watched
 from tapelint.analysis.expressions import in_execution_order, statements
-from tapelint.analysis.keras_objects import KerasObjects
+from tapelint.analysis.keras_objects import RUNNING_METHODS, KerasObjects
 from tapelint.analysis.model import CallSite, FileModel, Scope, Tri
 from tapelint.analysis.names import dotted_name
 from tapelint.analysis.steps import StepIndex
@@ -47,18 +47,6 @@ _IDLE_QUALIFIED_PREFIXES = (
     "tensorflow.debugging.",
     "tensorflow.summary.",
     "tensorflow.assert_",
-)
-# Methods of a model that run it (forward passes, or whole loops of them).
-_RUNNING_METHODS = frozenset(
-    {
-        "fit",
-        "evaluate",
-        "predict",
-        "train_on_batch",
-        "test_on_batch",
-        "predict_on_batch",
-        "call",
-    }
 )
 
 
@@ -104,7 +92,7 @@ class SignificantWork:
         owners = self._owners_in(site.scope)
         if dotted_name(func) in owners or self._keras_objects().is_keras_object(func) is Tri.YES:
             return True
-        if isinstance(func, cst.Attribute) and func.attr.value in _RUNNING_METHODS:
+        if isinstance(func, cst.Attribute) and func.attr.value in RUNNING_METHODS:
             runner = func.value
             if dotted_name(runner) in owners:
                 return True

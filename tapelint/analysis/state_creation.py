@@ -51,6 +51,7 @@ import libcst as cst
 
 from tapelint.analysis.constructors import Constructors, StateKind, calls_inside
 from tapelint.analysis.graph_building import GraphBuilding
+from tapelint.analysis.keras_objects import RUNNING_METHODS
 from tapelint.analysis.model import CallSite, DefKind, FileModel, Scope
 from tapelint.analysis.repetition import (
     Binding,
@@ -64,19 +65,7 @@ from tapelint.analysis.steps import StepIndex, innermost_loop, under_condition, 
 
 _COPY_METHODS = frozenset({"set_weights", "load_weights"})
 # Methods that build a model or layer (create its weights) when called.
-_BUILDING_METHODS = frozenset(
-    {
-        "build",
-        "call",
-        "__call__",
-        "fit",
-        "evaluate",
-        "predict",
-        "train_on_batch",
-        "test_on_batch",
-        "predict_on_batch",
-    }
-)
+_BUILDING_METHODS = RUNNING_METHODS | {"build", "__call__"}
 _APPLYING_METHODS = frozenset({"apply_gradients", "minimize", "apply"})
 
 
