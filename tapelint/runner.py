@@ -45,6 +45,7 @@ from tapelint.checking import (
     analysis_without_parsing,
     display_path,
     finish_file,
+    first_pass,
     fixed_source,
 )
 from tapelint.config import Settings
@@ -183,55 +184,77 @@ def _first_passes(
     progress: _Progress,
     stats: RunStats,
 ) -> list[Analysed]:
-    """Each file's first pass, answered in this process when no parse is needed (no
-    trigger, a cache hit); `tasks` get their module names."""
-    results: list[Analysed | None] = [None] * len(tasks)
-    pending: list[tuple[int, str | None, int]] = []  # (task index, cache key, bytes)
-    for index, task in enumerate(tasks):
-        if task.source.kind is SourceKind.NOTEBOOK:
-            pending.append((index, None, 0))  # notebooks are not cached
-            continue
-        try:
-            data = read_source(task.source.path)
-        except OSError:
-            pending.append((index, None, 0))  # its first pass reports it (TAP002)
-            continue
-        if not task.linter.may_report(data):
-            results[index] = Analysed(FileAnalysis([]))
+    """Each file's first pass; `tasks` get their module names.
+
+    The workers read the files too, not only parse them: most files of a large tree are
+    answered without a parse (no trigger), and reading and testing them all in this
+    process was a fifth of a cold run over TensorFlow's sources with the pool idle. Files
+    go to the pool in batches (a round trip per file would cost more than the test), the
+    largest first; a worker that dies fails the files of its batch."""
+    sizes = [_size(task) for task in tasks]
+    batches = parallel.batches(sizes, options.jobs)
+    results: list[Analysed] = [Analysed(FileAnalysis([]))] * len(tasks)
+
+    def done(position: int, answers: list[_FirstPass]) -> None:
+        for index, (module, result, parsed) in zip(batches[position], answers, strict=True):
+            if module is not None:
+                tasks[index] = dataclasses.replace(tasks[index], module=module)
+            results[index] = result
+            stats.first_parsed += parsed
             progress.tick()
-            continue
-        task = tasks[index] = dataclasses.replace(
-            task, module=project.module_of(task.source.real, data)
-        )
-        answer, key = analysis_without_parsing(task, data, cache)
-        if answer is not None:
-            results[index] = answer
-            progress.tick()
-        else:
-            pending.append((index, key, len(data)))
 
-    def done(position: int, result: Analysed) -> None:
-        results[pending[position][0]] = result
-        progress.tick()
+    def failed(position: int, why: str) -> list[_FirstPass]:
+        return [
+            (
+                None,
+                Analysed(FileAnalysis([]), error=f"{tasks[i].display}: internal error: {why}"),
+                False,
+            )
+            for i in batches[position]
+        ]
 
-    def failed(position: int, why: str) -> Analysed:
-        display = tasks[pending[position][0]].display
-        return Analysed(FileAnalysis([]), error=f"{display}: internal error: {why}")
-
-    stats.first_parsed = len(pending)
     parallel.run_all(
-        analyse_file,
-        [(tasks[index], cache, key) for index, key, _ in pending],
-        [size for _, _, size in pending],
+        _first_passes_of,
+        [(batch,) for batch in batches],
+        [sum(sizes[index] for index in batch) for batch in batches],
         jobs=options.jobs,
         on_result=done,
         on_failure=failed,
+        shared=(tasks, project, cache),
     )
-    analysed = [result if result is not None else Analysed(FileAnalysis([])) for result in results]
-    for task, result in zip(tasks, analysed, strict=True):
+    for task, result in zip(tasks, results, strict=True):
         if result.error is None and result.analysis.summary is not None:
             project.add(task.source.real, task.module, result.analysis)
-    return analysed
+    return results
+
+
+# A file's first pass: its module's name (None: not named, it needed no analysis), the
+# result, and whether it was parsed.
+_FirstPass = tuple[ModuleName | None, Analysed, bool]
+
+
+def _first_passes_of(
+    run: tuple[list[FileTask], Project, ResultCache | None], batch: list[int]
+) -> list[_FirstPass]:
+    tasks, project, cache = run
+    return [_first_pass_of(tasks[index], project, cache) for index in batch]
+
+
+def _first_pass_of(task: FileTask, project: Project, cache: ResultCache | None) -> _FirstPass:
+    """One file's first pass, without a parse when none is needed (no trigger, a cache hit)."""
+    if task.source.kind is SourceKind.NOTEBOOK:
+        return None, analyse_file(task, None, None), True  # notebooks are not cached
+    try:
+        data = read_source(task.source.path)
+    except OSError:
+        return None, analyse_file(task, None, None), True  # reports it (TAP002)
+    if not task.linter.may_report(data):
+        return None, Analysed(FileAnalysis([])), False
+    task = dataclasses.replace(task, module=project.module_of(task.source.real, data))
+    answer, key = analysis_without_parsing(task, data, cache)
+    if answer is not None:
+        return task.module, answer, False
+    return task.module, first_pass(task, data, cache, key), True
 
 
 # ---------------------------------------------------------------------- second pass

@@ -69,12 +69,29 @@ def test_few_small_files_are_checked_without_a_pool(project, pools):
     assert pools == []
 
 
-def test_cache_hits_do_not_need_a_pool(project, pools):
+def test_a_warm_run_parses_nothing_and_prints_what_the_cold_run_printed(
+    project, pools, monkeypatch
+):
     make_repository(project)
     cold = run_cli("check", "--jobs", "2")
+
+    def parsing(self, data, path, context=None):
+        raise AssertionError(f"{path} parsed again")
+
+    monkeypatch.setattr(Linter, "analyze_bytes", parsing)  # workers fork with it
     warm = run_cli("check", "--jobs", "2")
-    assert pools == [2]  # the cold run only
-    assert (warm.stdout, warm.stderr) == (cold.stdout, cold.stderr)
+    assert pools == [2, 2]  # the workers read the files and the cache
+    assert (warm.exit_code, warm.stdout, warm.stderr) == (cold.exit_code, cold.stdout, cold.stderr)
+
+
+def test_files_go_to_the_workers_in_batches_the_largest_first():
+    sizes = [10, 300_000, 5_000, 7_000, 40_000, 1, 20_000]
+    # 372,011 bytes for 8 batches: a batch closes once it holds 46,501 bytes.
+    found = parallel.batches(sizes, jobs=1)
+    assert found == [[1], [4, 6], [3, 2, 0, 5]]
+    assert sorted(i for batch in found for i in batch) == list(range(len(sizes)))
+    many = parallel.batches([100] * 200, jobs=2)
+    assert [len(batch) for batch in many] == [64, 64, 64, 8]
 
 
 def test_parallel_fix_writes_what_a_serial_fix_writes(project, pools):

@@ -157,7 +157,9 @@ def test_helpers_in_other_modules_are_followed(project):
 def test_output_depends_neither_on_jobs_nor_on_path_order_nor_on_the_cache(
     project, pools, monkeypatch
 ):
-    monkeypatch.setattr(parallel, "POOL_MIN_BYTES", 0)  # every pass of a parallel run in a pool
+    # Every pass of a parallel run in a pool, a file per call.
+    monkeypatch.setattr(parallel, "POOL_MIN_BYTES", 0)
+    monkeypatch.setattr(parallel, "BATCH_BYTES", (1, 1))
     make_project(project)
     reference = check_json("--no-cache", "--jobs", "1")
     assert findings(reference) == EXPECTED
