@@ -24,7 +24,9 @@ class NonPersistentTapeReused(Rule):
     is a fresh tape each time. Of several calls in a row, the first repeat is reported, since
     it raises before the others run. Handing the tape to a helper that always asks it for
     gradients (`grads = compute_grads(tape, loss)`, in this module or another one of the
-    project) counts as a call, when the two follow each other in one straight line.
+    project) counts as a call, when the two follow each other in one straight line, or when
+    a loop around the hand-off (and not around the tape's creation) runs it again and
+    nothing in the loop can end it after one iteration.
 
     ## Why is this bad?
     A non-persistent tape frees its recorded operations at its first gradient call. The
@@ -77,6 +79,15 @@ def _through_helper(model: FileModel, name: str, reuse: HelperReuse) -> Finding:
     def place(site: Site) -> str:
         return f"({site.label}, {site.where(model.path)})"
 
+    if reuse.how != "sequence":
+        assert reuse.spent_at is not None  # only hand-offs are judged in loops here
+        return Finding(
+            reuse.node,
+            f"`{spelled(reuse.node)}(...)` hands the non-persistent `{name}` to a helper that "
+            f"asks it for gradients {place(reuse.spent_at)} {_HOW[reuse.how]}, which raises "
+            f"RuntimeError; {_instead(name)}",
+            related=(reuse.spent_at,),
+        )
     if reuse.spent_at is None:
         what = f"`{spelled(reuse.node)}` asks the non-persistent `{name}` for gradients"
     else:

@@ -11,8 +11,10 @@ spent: of the calls in one straight line only the first repeat is reported.
 A helper that always asks the tape it is handed for gradients spends it too
 (`tape_handoffs`): `reused_through_helpers` finds a gradient call, or a hand-off, that
 follows a hand-off or a gradient call in one straight line (a whole statement earlier in a
-block that encloses it), the tape not entered again in between. Loops are not judged
-through helpers.
+block that encloses it), the tape not entered again in between; and a hand-off that a loop
+or a comprehension runs again, when nothing in the loop can end it after one iteration
+(`break`, `return`, `raise`), the tape is not entered again inside it, and the loop is not
+over a one-element list written out.
 """
 
 from __future__ import annotations
@@ -21,11 +23,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tapelint.analysis.expressions import contains, statements
+from tapelint.analysis.expressions import contains, descendants, statements
 from tapelint.analysis.model import FileModel, Frame, FrameKind, TapeCall, TapeInstance, Tri
 from tapelint.analysis.names import dotted_name
 from tapelint.analysis.summaries import Site
-from tapelint.analysis.tape_handoffs import tape_handoffs
+from tapelint.analysis.tape_handoffs import HandOff, tape_handoffs
 
 
 @dataclass(frozen=True)
@@ -35,8 +37,9 @@ class HelperReuse:
 
     node: cst.Call
     spent_at: Site | None  # None: `node` is a gradient call on the tape itself
-    earlier: cst.Call
+    earlier: cst.Call  # `node` itself when a loop runs it again
     earlier_spent_at: Site | None
+    how: str = "sequence"  # "loop", "comprehension": that runs `node` again (`Reuse.how`)
 
 
 @dataclass(frozen=True)
@@ -78,9 +81,9 @@ def reused_through_helpers(model: FileModel, tape: TapeInstance) -> HelperReuse 
     earlier one, where a helper is one of the two."""
     if tape.persistent is not Tri.NO:
         return None
+    found = list(tape_handoffs(model, tape))
     handoffs = [
-        _Spend(h.node, h.stmt, h.order, h.spent_at, _is_whole(h.node, h.stmt))
-        for h in tape_handoffs(model, tape)
+        _Spend(h.node, h.stmt, h.order, h.spent_at, _is_whole(h.node, h.stmt)) for h in found
     ]
     if not handoffs:
         return None
@@ -105,7 +108,47 @@ def reused_through_helpers(model: FileModel, tape: TapeInstance) -> HelperReuse 
             if _error_expected(model, later.stmt):
                 continue
             return HelperReuse(later.node, later.spent_at, earlier.node, earlier.spent_at)
+    for handoff in found:
+        how = _run_again_by(tape, handoff)
+        if how is not None and not _error_expected(model, handoff.stmt):
+            return HelperReuse(handoff.node, handoff.spent_at, handoff.node, handoff.spent_at, how)
     return None
+
+
+def _run_again_by(tape: TapeInstance, handoff: HandOff) -> str | None:
+    """ "loop" or "comprehension" when one around the hand-off, but not around the tape's
+    creation, runs it a second time with the same tape."""
+    created_in = {id(f.node) for f in tape.ctx}
+    loops = [
+        f
+        for f in handoff.ctx
+        if f.kind in (FrameKind.LOOP, FrameKind.COMPREHENSION) and id(f.node) not in created_in
+    ]
+    if not loops:
+        return None
+    if any(contains(loop.node, block) for loop in loops for block in tape.blocks):
+        return None  # entered again: a fresh recording
+    if any(_may_run_once(loop.node) for loop in loops):
+        return None
+    return "comprehension" if loops[-1].kind is FrameKind.COMPREHENSION else "loop"
+
+
+def _may_run_once(loop: cst.CSTNode) -> bool:
+    """A loop that something in its body can end after one iteration, or that goes over a
+    written-out one-element list or tuple."""
+    written_out = isinstance(loop, cst.For) and isinstance(loop.iter, (cst.List, cst.Tuple))
+    if written_out and len(loop.iter.elements) <= 1:
+        return True
+    if not isinstance(loop, (cst.For, cst.While)):
+        return False  # a comprehension runs for every element
+    return any(
+        isinstance(node, (cst.Break, cst.Return, cst.Raise))
+        for node in descendants(loop.body, skip=_OTHER_CODE)
+    )
+
+
+# Code in these runs elsewhere: a `return` in a nested function does not end the loop.
+_OTHER_CODE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
 def _how(tape: TapeInstance, call: TapeCall, calls: list[TapeCall]) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.callees import argument_for, callee_of, keyed_arguments
-from tapelint.analysis.model import FileModel, TapeInstance
+from tapelint.analysis.model import Context, FileModel, TapeInstance
 from tapelint.analysis.summaries import Site
 
 
@@ -24,6 +24,7 @@ class HandOff:
     stmt: cst.CSTNode | None
     order: int  # the traversal order of the tape's name among the call's arguments
     spent_at: Site  # where the helper asks the tape for gradients
+    ctx: Context  # the frames around the call
 
 
 def tape_handoffs(model: FileModel, tape: TapeInstance) -> Iterator[HandOff]:
@@ -53,5 +54,5 @@ def tape_handoffs(model: FileModel, tape: TapeInstance) -> Iterator[HandOff]:
             argument = argument_for(summary.params, spent.param, keyed)
             if argument is not None and argument in arguments:
                 use = passed[id(argument.value)]
-                yield HandOff(site.node, site.stmt, use.order, spent.site)
+                yield HandOff(site.node, site.stmt, use.order, spent.site, site.ctx)
                 break
