@@ -22,10 +22,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pathspec import GitIgnoreSpec
+from tapelint.globs import Globs, gitignore_spec
 
-from tapelint.globs import Globs
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 
 class SourceKind(Enum):
@@ -234,7 +236,7 @@ class _Walker:
             except OSError as error:
                 self.warnings.append(f"{file}: cannot read: {error.strerror}; not applied")
             else:
-                spec = GitIgnoreSpec.from_lines(lines) if lines else None
+                spec = gitignore_spec(lines) if lines else None
             self._gitignores[directory] = spec
         return self._gitignores[directory]
 
