@@ -58,7 +58,7 @@ class TriggerTest:
 
     def positions(self, text: str) -> list[int]:
         """Where each use of a trigger starts, ascending, whatever the line looks like: the
-        slicer tells code from prose exactly (`_Literals`)."""
+        slicer tells code from prose exactly (`Literals`)."""
         return sorted(position for t, shape in self._text for position in _uses(text, t, shape))
 
 
@@ -133,7 +133,7 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
 
     A file whose every mention of a trigger is inside a string or a comment has nothing to
     parse (and is not syntax-checked either: TAP001 is for files whose code could matter)."""
-    literals = _Literals(text)
+    literals = Literals(text)
     positions = TriggerTest(triggers).positions(text)
     if all(literals.contains(position) for position in positions):
         return SparseSource("", ((1, 1),))
@@ -189,7 +189,7 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
 
 
 def _with_callers(
-    text: str, tree: ast.Module, trigger_lines: list[int], literals: _Literals
+    text: str, tree: ast.Module, trigger_lines: list[int], literals: Literals
 ) -> list[int]:
     """`trigger_lines` plus the lines that use, by name, what mentions a trigger: a
     top-level function or a module-level name assigned on a trigger line
@@ -362,7 +362,7 @@ _LITERAL = re.compile(
 )
 
 
-class _Literals:
+class Literals:
     """Where a source's comments and string literals (docstrings included) are: a trigger
     in one is prose (`>>> with tf.GradientTape() as g:`, an error message naming
     `tf.function`), not code. A regular expression finds them about forty times faster

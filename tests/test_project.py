@@ -176,7 +176,9 @@ def test_import_bindings_of_a_module_without_a_trigger():
         "kernel": "pkg.fast.kernel",
     }
     assert found.star_imports == ("pkg.common",)
-    assert import_summary("def (:\n", ModuleName("broken")) is None
+    # A module that does not parse: what its imports bind when they can be read alone.
+    assert import_summary("import os\ndef (:\n", ModuleName("broken")).aliases == {"os": "os"}
+    assert import_summary("if x:\n    import os\ndef (:\n", ModuleName("broken")) is None
 
 
 def _summary_of(text: str, module: str) -> summaries.ModuleSummary:

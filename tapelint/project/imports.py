@@ -8,24 +8,71 @@ name another module asks about leads into it, its imports alone are read with Py
 same aliases and star imports a full analysis would record. Imports inside functions and
 classes are not bindings of the module and are skipped; those under a top-level `if` or
 `try` (`try: from .fast import f` / `except ImportError: ...`) count.
+
+Most such modules (a package's `__init__.py`, a large module of ops) import only at the top,
+every statement at the start of a line: then those statements alone are parsed, not the
+whole file (checking TensorFlow's sources, that was a third of the time spent on the index).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from tapelint.analysis.names import absolute
 from tapelint.analysis.summaries import ModuleSummary
 from tapelint.project.modules import ModuleName
+from tapelint.source import Literals
+
+# An import statement from the start of its line, with its parenthesised or
+# backslash-continued lines.
+IMPORT_STATEMENT = (
+    r"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b(?:[ \t]*\([^)]*\)|(?:[^\\\n]|\\[\s\S])*)"
+)
+_STATEMENT = re.compile(IMPORT_STATEMENT, re.MULTILINE)
+_HEAD = re.compile(r"(?:from[ \t]+[\w.]+[ \t]+)?import\b")
+_KEYWORD = re.compile(r"\bimport\b")
 
 
 def import_summary(text: str, module: ModuleName) -> ModuleSummary | None:
     """The module's import bindings as a summary; None when it does not parse."""
+    tree = line_start_imports(text)
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            return None
+    return summary_of(tree, module)
+
+
+def line_start_imports(text: str) -> ast.Module | None:
+    """The module's import statements parsed on their own, when each one starts a line at
+    its first column (outside strings and comments): then every one is a statement of the
+    module itself, none under an `if` or a `try` or in a function, and they are all of its
+    imports. None when that is not so, or when they do not parse on their own."""
+    literals = Literals(text)
+    statements: list[str] = []
+    covered = 0  # the end of the last statement taken
+    for keyword in _KEYWORD.finditer(text):
+        if keyword.start() < covered or literals.contains(keyword.start()):
+            continue
+        line = text.rfind("\n", 0, keyword.start()) + 1
+        head = _HEAD.match(text, line)
+        if head is None or head.end() != keyword.end():
+            return None  # indented, or after another statement on its line
+        statement = _STATEMENT.match(text, line)
+        assert statement is not None  # the head matched
+        statements.append(statement.group())
+        covered = statement.end()
     try:
-        tree = ast.parse(text)
+        return ast.parse("\n".join(statements))
     except (SyntaxError, ValueError):
         return None
+
+
+def summary_of(tree: ast.Module, module: ModuleName) -> ModuleSummary:
+    """The import bindings of a parsed module."""
     aliases: dict[str, str] = {}
     stars: list[str] = []
     for node in _module_level(tree.body):

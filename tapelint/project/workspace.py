@@ -34,16 +34,12 @@ from tapelint.checking import (
 from tapelint.config import Settings
 from tapelint.engine import FileAnalysis, ModuleContext, decode_source
 from tapelint.files import SourceFile, SourceKind, is_excluded, read_source
-from tapelint.project.imports import import_summary
+from tapelint.project.imports import IMPORT_STATEMENT, import_summary
 from tapelint.project.modules import ModuleLayout, ModuleName
 from tapelint.project.views import View, build_view
 
-# An import statement, with its parenthesised or backslash-continued lines (a superset:
-# imports inside functions, or in strings, count too).
-_IMPORT_STATEMENT = re.compile(
-    rb"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import\b(?:[ \t]*\([^)]*\)|(?:[^\\\n]|\\[\s\S])*)",
-    re.MULTILINE,
-)
+# An import statement (a superset: imports inside functions, or in strings, count too).
+_IMPORT_STATEMENT = re.compile(IMPORT_STATEMENT.encode(), re.MULTILINE)
 _WORD = re.compile(rb"\w+|\*")
 # What may stand before `import` on the line of an import statement.
 _BEFORE_IMPORT = re.compile(rb"[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?")
