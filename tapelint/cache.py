@@ -23,8 +23,10 @@ Fixing: the cache holds lint results only. `--fix` and `--diff` still run the fi
 scratch, on every file whose (cached or fresh) diagnostics have a fix to apply; files with
 nothing to fix are answered from the cache as in a plain check.
 
-Layout: `<cache dir>/entries/<2 hex>/<62 hex>`, one small JSON file per entry, written to a
-temporary file and renamed into place (a reader sees a whole entry or none). An entry that
+Layout: `<cache dir>/entries/<64 hex>`, one small JSON file per entry, written to a
+temporary file and renamed into place (a reader sees a whole entry or none). One flat
+directory: creating a directory costs as much as writing several entries, and a first run
+would otherwise create one per key prefix (up to 256) on top of its entries. An entry that
 cannot be read or decoded is a miss and is overwritten. Entries of old versions are never
 read again but stay until the directory is removed; deleting it at any time is safe. The
 directory holds a `CACHEDIR.TAG` (backup tools skip it) and a `.gitignore` of `*` (git
@@ -50,7 +52,7 @@ from tapelint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position,
 from tapelint.engine import FileAnalysis
 
 # Bump when the entry format changes.
-FORMAT = 2
+FORMAT = 3
 
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -72,7 +74,7 @@ class ResultCache:
     @classmethod
     def open(cls, directory: Path, settings: Settings) -> ResultCache:
         """Create the directory if needed; OSError when it cannot be created."""
-        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "entries").mkdir(parents=True, exist_ok=True)
         for name, content in (("CACHEDIR.TAG", _CACHEDIR_TAG), (".gitignore", "*\n")):
             marker = directory / name
             if not marker.exists():
@@ -170,7 +172,6 @@ class ResultCache:
         entry = self._entry(key)
         text = json.dumps(payload)
         try:
-            entry.parent.mkdir(parents=True, exist_ok=True)
             fd, temporary = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-")
         except OSError:
             return
@@ -183,7 +184,7 @@ class ResultCache:
                 os.unlink(temporary)
 
     def _entry(self, key: str) -> Path:
-        return self.directory / "entries" / key[:2] / key[2:]
+        return self.directory / "entries" / key
 
 
 def _salt(settings: Settings) -> str:
