@@ -44,7 +44,10 @@ class StateCreatedInStep(Rule):
       epoch in range(n)`, `while`) and keep the set of trained variables. What
       is trained is followed through `zip(grads, variables)`, names, the functions of the
       file the repetition calls (their parameters read at the call), `self.x` and the
-      receiver of a method.
+      receiver of a method. A call of a function of the file that returns a construction
+      (`def make_optimizer(lr): return keras.optimizers.Adam(lr)`) builds what it
+      returns, each time; a decorated one (`functools.cache` hands back the same object)
+      or one that may return something else is not followed.
 
     Not reported (correct code, or not shown to be wrong): a repetition that builds both
     what it trains and its optimizer (one model and optimizer per fold, trial, or test
@@ -108,6 +111,8 @@ class StateCreatedInStep(Rule):
 
 def _message(model: FileModel, state: StateInStep) -> str:
     created = f"`{source_of(model, state.node.func)}(...)` creates {state.kind.value}"
+    if state.built is not state.node:
+        created += f" (it returns a new `{source_of(model, state.built.func)}(...)`)"
     if state.where is Where.COMPILED:
         function = f"`{state.function}`" if state.function else "a compiled function"
         return (

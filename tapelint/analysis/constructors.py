@@ -38,10 +38,12 @@ from enum import Enum
 
 import libcst as cst
 
-from tapelint.analysis.expressions import argument_value, statements
+from tapelint.analysis.expressions import argument_value, descendants, statements
 from tapelint.analysis.keras_objects import LAYER_BASES, MODEL_CLASSES, is_application
 from tapelint.analysis.model import CallSite, DefKind, FileModel, Scope
 
+# Code in these runs elsewhere: a `return` in a nested function is not the helper's.
+_OTHER_CODE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _VARIABLES = frozenset({"tensorflow.Variable", "keras.Variable", "keras.variables.Variable"})
 _OPTIMIZER_NAMESPACES = (
     "keras.optimizers.",
@@ -119,8 +121,56 @@ class Constructors:
         self.model = model
         self._classes: dict[cst.ClassDef, StateKind | None] = {}
         self._calls_in_class: dict[cst.ClassDef, list[CallSite]] | None = None
+        self._sites: dict[int, CallSite] | None = None
 
     def kind(self, site: CallSite) -> StateKind | None:
+        return self._direct_kind(self.construction(site))
+
+    def construction(self, site: CallSite) -> CallSite:
+        """The call that builds what `site` gives: `site` itself, or the construction that
+        a function of this file returns (`def make_optimizer(lr): return
+        keras.optimizers.Adam(lr)`: each call of it builds a new optimizer). One level of
+        helper; a decorated function (a cache may hand back the same object every time),
+        one with several returns, or one that returns anything but the construction itself
+        is not followed."""
+        returned = self._returned_construction(site)
+        return returned if returned is not None else site
+
+    def _returned_construction(self, site: CallSite) -> CallSite | None:
+        func = site.node.func
+        if site.qualified is not None or not isinstance(func, cst.Name):
+            return None
+        defs = self.model.defs_of(func)
+        if len(defs) != 1:
+            return None
+        (definition,) = defs
+        function = definition.stmt
+        if definition.kind is not DefKind.DEFINITION or not isinstance(function, cst.FunctionDef):
+            return None
+        if function.decorators or function.asynchronous is not None:
+            return None
+        exits = [
+            node
+            for node in descendants(function.body, skip=_OTHER_CODE)
+            if isinstance(node, (cst.Return, cst.Yield, cst.Await))
+        ]
+        body = statements(function.body)
+        last = body[-1] if body else None
+        if isinstance(last, cst.SimpleStatementLine):
+            last = last.body[-1]
+        if exits != [last] or not isinstance(last, cst.Return):
+            return None
+        if not isinstance(last.value, cst.Call):
+            return None
+        inner = self._site_of(last.value)
+        return inner if inner is not None and self._direct_kind(inner) is not None else None
+
+    def _site_of(self, call: cst.Call) -> CallSite | None:
+        if self._sites is None:
+            self._sites = {id(s.node): s for s in self.model.calls}
+        return self._sites.get(id(call))
+
+    def _direct_kind(self, site: CallSite) -> StateKind | None:
         qualified = site.qualified
         if qualified is not None:
             return _imported_kind(qualified)
@@ -138,6 +188,7 @@ class Constructors:
     # ------------------------------------------------------------------ what it holds
     def is_slotless_optimizer(self, site: CallSite) -> bool:
         """An optimizer that keeps nothing between updates (see the module docs)."""
+        site = self.construction(site)
         qualified = site.qualified
         if qualified in _SLOTLESS_V1:
             return True
@@ -159,12 +210,13 @@ class Constructors:
     def is_v1_optimizer(self, site: CallSite) -> bool:
         """A TF1 `tf.compat.v1.train.*Optimizer`: it creates variables only when it applies
         gradients (slots), never in its constructor."""
-        qualified = site.qualified or ""
+        qualified = self.construction(site).qualified or ""
         return qualified.startswith("tensorflow.train.") and qualified.endswith("Optimizer")
 
     def builds_at_construction(self, site: CallSite) -> bool:
         """Whether a model or layer constructor creates its weights right away (see the
         module docs), rather than when the object is first called or built."""
+        site = self.construction(site)
         qualified = site.qualified
         call = site.node
         if qualified is not None:

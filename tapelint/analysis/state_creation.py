@@ -83,6 +83,7 @@ class StateInStep:
     kind: StateKind
     where: Where
     function: str | None  # the compiled function or the repeated function, by name
+    built: cst.Call  # the construction: `node` itself, or the one a helper `node` calls returns
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,13 @@ class _Finder:
                     and self._creates_variables(site, kind)
                     and not self._only_called_expecting_errors(scope)
                 ):
-                    yield StateInStep(site.node, kind, Where.COMPILED, _function_name(scope))
+                    yield StateInStep(
+                        site.node,
+                        kind,
+                        Where.COMPILED,
+                        _function_name(scope),
+                        self.constructors.construction(site).node,
+                    )
                 continue
             if kind is StateKind.VARIABLE or _gets_copied_weights(self.model, site):
                 continue
@@ -149,7 +156,13 @@ class _Finder:
                     if isinstance(repetition.unit, cst.FunctionDef)
                     else None
                 )
-                yield StateInStep(site.node, kind, repetition.where, name)
+                yield StateInStep(
+                    site.node,
+                    kind,
+                    repetition.where,
+                    name,
+                    self.constructors.construction(site).node,
+                )
 
     # ------------------------------------------------------------------ eager code
     def _repetition(self, site: CallSite, kind: StateKind) -> _Repetition | None:
