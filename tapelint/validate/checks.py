@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from tapelint.validate.observations import Event, Observations
+from tapelint.validate.observations import Event, Frame, Observations
 from tapelint.validate.probe import schema
 from tapelint.validate.verdict import NOT_REACHED, Site, Verdict
 
@@ -21,6 +21,22 @@ Judge = Callable[[Site, Observations], Verdict]
 def events_at(events: Iterable[Event], site: Site) -> list[Event]:
     """The events whose user frame was executing the site's lines."""
     return [e for e in events if site.overlaps(e.where)]
+
+
+def constructions_at(obs: Observations, site: Site) -> list[Event]:
+    """The constructions the site's lines ran: written there, or, when none was, made by a
+    helper the site calls (`make_optimizer(lr)`, whose `return` constructs). A helper's
+    construction is the one line of it that ran most often under the site: a helper that
+    builds a model also builds its layers, once each, and those must not count as the
+    model built again."""
+    built = events_at(obs.of(schema.CONSTRUCT), site)
+    if built:
+        return built
+    through: dict[Frame | None, list[Event]] = {}
+    for event in obs.of(schema.CONSTRUCT):
+        if len(event.at) > 1 and site.overlaps(event.at[1]):
+            through.setdefault(event.where, []).append(event)
+    return max(through.values(), key=len, default=[])
 
 
 def _times(count: int) -> str:
@@ -400,7 +416,7 @@ def _state_in_step(site: Site, obs: Observations) -> Verdict:
             continue
         if any(site.overlaps(f) for f in exception.at) or built_before(exception, [site], obs):
             return Verdict.confirmed(error_summary(exception, 120))
-    built = events_at(obs.of(schema.CONSTRUCT), site)
+    built = constructions_at(obs, site)
     if not built:
         return NOT_REACHED
     if len(built) > 1:

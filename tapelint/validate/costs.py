@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from tapelint.validate.checks import errors_at, events_at, function_calls_at, tapes_created_at
+from tapelint.validate.checks import (
+    constructions_at,
+    errors_at,
+    events_at,
+    function_calls_at,
+    tapes_created_at,
+)
 from tapelint.validate.observations import Event, Observations
 from tapelint.validate.probe import schema
 from tapelint.validate.verdict import Cost, CostKind, Figure, Site
@@ -88,7 +94,7 @@ def _tracing(site: Site, obs: Observations) -> Cost | None:
 
 # -------------------------------------------------------------------------- TAP502
 def _rebuilt(site: Site, obs: Observations) -> Cost | None:
-    built = events_at(obs.of(schema.CONSTRUCT), site)
+    built = constructions_at(obs, site)
     if len(built) < 2:
         return None
     replaced = [b["replaced"] for b in built if b["replaced"]]

@@ -23,14 +23,15 @@ _PLUMBING = frozenset({"__new__", "__init__", "__call__", "error_handler", "_var
 
 
 def _written_by_user(frame: FrameType | None) -> list | None:
+    """The user frame that wrote the construction, then the user frame that called it (a
+    helper's caller: `make_optimizer(lr)` builds what the helper's `return` constructs)."""
     while frame is not None and not is_user_code(frame.f_code):
         if frame.f_code.co_name not in _PLUMBING:
             return None
         frame = frame.f_back
     if frame is None:
         return None
-    found = user_frames(frame, limit=1)
-    return found[0] if found else None
+    return user_frames(frame, limit=2) or None
 
 
 # The last object built at each user site: what a rebuild there throws away (TAP502's cost).
@@ -39,10 +40,10 @@ _last_built: dict[tuple[str, int], weakref.ref] = {}
 
 def _emit(recorder: Recorder, what: str, instance: Any, frame: FrameType | None) -> None:
     try:
-        site = _written_by_user(frame)
-        if site is None:
+        frames = _written_by_user(frame)
+        if frames is None:
             return
-        key = (site[0], site[1])
+        key = (frames[0][0], frames[0][1])
         previous_ref = _last_built.get(key)
         previous = previous_ref() if previous_ref is not None else None
         with contextlib.suppress(TypeError):  # an object without weak references
@@ -52,7 +53,7 @@ def _emit(recorder: Recorder, what: str, instance: Any, frame: FrameType | None)
             what=what,
             type=type(instance).__name__,
             replaced=_state_of(what, previous) if previous is not None else None,
-            at=[site],
+            at=frames,
         )
     except Exception as error:
         recorder.probe_error(error)
