@@ -31,8 +31,10 @@ class UnwatchedSource(Rule):
     A `watch` comes too late when the target depends on the source only through values
     computed from it before that watch: before the tape's block (nothing is recorded there),
     or in the block by operations none of whose inputs the tape watched yet, such as
-    `points = tf.concat([x, t], 1)` followed by `tape.watch(x)`. The tape never recorded
-    them, and the gradient is None (measured on TensorFlow 2.21). That is reported too.
+    `points = tf.concat([x, t], 1)` followed by `tape.watch(x)`, or a function of the file
+    that only runs such ops on its arguments (`points = collocation_points(x, t)`). The tape
+    never recorded them, and the gradient is None (measured on TensorFlow 2.21). That is
+    reported too.
 
     A `watch` after the first use is fine when something else made the tape record that
     use: `u = net(points); tape.watch(points)` gives a gradient for `points`, since the

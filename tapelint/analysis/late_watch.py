@@ -20,11 +20,13 @@ it like a tensor) is reported when every path from it to the target goes through
 computed from it while the tape could not record: before the tape's block, or in the block
 before the first `watch` that covers it by operations whose inputs are certainly not watched
 yet (the unwatched source, numbers, plain tensors, values computed the same way) and
-certainly differentiable (arithmetic and the `tf` ops listed below). Anything else on the way
-(a call of a model, of a helper, a variable, an attribute) may have been recorded, and is
-given the benefit of the doubt. Only straight-line code is judged: a `watch` inside a loop of
-the block is not ordered with the uses around it, and a tape entered more than once or handed
-to other code may be watched elsewhere.
+certainly differentiable (arithmetic and the `tf` ops listed below, and functions of the file
+that only compute their result from their arguments with those: `def features(x, t): return
+tf.concat([x, t], 1)`). Anything else on the way (a call of a model, of another helper, a
+variable, an attribute) may have been recorded, and is given the benefit of the doubt. Only
+straight-line code is judged: a `watch` inside a loop of the block is not ordered with the
+uses around it, and a tape entered more than once or handed to other code may be watched
+elsewhere.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from enum import Enum
 import libcst as cst
 
 from tapelint.analysis.dataflow import value_names_in
-from tapelint.analysis.expressions import argument_value, descendants
+from tapelint.analysis.expressions import argument_value, descendants, statements
 from tapelint.analysis.model import (
     Def,
     DefKind,
@@ -194,6 +196,7 @@ class _Paths:
         )
         self.local = bool(self.source_defs) and all(d.scope is tape.scope for d in self.source_defs)
         self.block = next(iter(tape.blocks))
+        self.helpers = _OpHelpers(model)
         self.lost: set[Def] = set()  # where the source entered a value the tape did not record
         self._paths: dict[Def, frozenset[_Path]] = {}
         self._unconnected: dict[Def, bool] = {}
@@ -371,7 +374,7 @@ class _Paths:
             qualified is not None and qualified.startswith("tensorflow.random.")
         ):
             return _NONE
-        if qualified in _DIFFERENTIABLE:
+        if qualified in _DIFFERENTIABLE or self.helpers.computes_only(call):
             found: frozenset[_Path] = _NONE
             for arg in call.args:
                 found = found | self._walk(arg.value)
@@ -386,7 +389,11 @@ class _Paths:
             return False
         if isinstance(expr, cst.Call):
             qualified = self.model.imports.qualify(expr.func)
-            known = qualified in _DIFFERENTIABLE or qualified in _NO_GRADIENT
+            known = (
+                qualified in _DIFFERENTIABLE
+                or qualified in _NO_GRADIENT
+                or self.helpers.computes_only(expr)
+            )
             if not known and not (qualified or "").startswith("tensorflow.random."):
                 return True  # a model, a helper: may read variables
             return any(self._connected(arg.value, at) for arg in expr.args)
@@ -436,12 +443,102 @@ class _Paths:
                 answer = True
             elif isinstance(d.value, cst.Name):
                 answer = not self._connected(d.value, d.order)
-            elif _computes_tensor(self.model, d.value):
+            elif _computes_tensor(self.model, d.value) or (
+                isinstance(d.value, cst.Call) and self.helpers.computes_only(d.value)
+            ):
                 # An op's result is a tensor, never a variable: unwatched unless it was
                 # recorded (in the block, from a watched input).
                 answer = not is_recording(d.ctx, self.tape) or self._not_recorded(d)
         self._unconnected[d] = answer
         return answer
+
+
+class _OpHelpers:
+    """Functions of the file that compute their result from their arguments with the
+    differentiable ops only, like one of them: run on values the tape does not watch, they
+    are not recorded either. A function called by its bare name, defined once, undecorated,
+    whose body binds names and ends in its one `return`, every value made of its
+    parameters, the names it bound, numbers, arithmetic, indexing, lists and tuples, and
+    calls of the listed ops (keyword arguments included). Anything else (a model, a
+    variable, a global, another helper) keeps the benefit of the doubt."""
+
+    def __init__(self, model: FileModel) -> None:
+        self.model = model
+        self._answers: dict[cst.FunctionDef, bool] = {}
+
+    def computes_only(self, call: cst.Call) -> bool:
+        if not isinstance(call.func, cst.Name) or self.model.imports.qualify(call.func):
+            return False
+        defs = self.model.defs_of(call.func)
+        if len(defs) != 1:
+            return False
+        (definition,) = defs
+        function = definition.stmt
+        if definition.kind is not DefKind.DEFINITION or not isinstance(function, cst.FunctionDef):
+            return False
+        if function not in self._answers:
+            self._answers[function] = self._only_ops(function)
+        return self._answers[function]
+
+    def _only_ops(self, function: cst.FunctionDef) -> bool:
+        if function.decorators or function.asynchronous is not None:
+            return False
+        params = function.params
+        if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
+            return False  # `*args`, `**kwargs`
+        known = {
+            p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+        }
+        body = statements(function.body)
+        if not body:
+            return False
+        for position, stmt in enumerate(body):
+            if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+                return False
+            small = stmt.body[0]
+            last = position == len(body) - 1
+            if last and isinstance(small, cst.Return) and small.value is not None:
+                return self._op_value(small.value, known)
+            if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+                return False
+            target = small.targets[0].target
+            if not isinstance(target, cst.Name) or not self._op_value(small.value, known):
+                return False
+            known.add(target.value)
+        return False
+
+    def _op_value(self, expr: cst.BaseExpression, known: set[str]) -> bool:
+        if isinstance(expr, cst.Name):
+            return expr.value in known
+        if isinstance(expr, (cst.BaseNumber, cst.SimpleString)):
+            return True
+        if isinstance(expr, cst.BinaryOperation):
+            return isinstance(expr.operator, _ARITHMETIC) and all(
+                self._op_value(side, known) for side in (expr.left, expr.right)
+            )
+        if isinstance(expr, cst.UnaryOperation):
+            return isinstance(expr.operator, (cst.Minus, cst.Plus)) and self._op_value(
+                expr.expression, known
+            )
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return all(
+                isinstance(e, cst.Element) and self._op_value(e.value, known) for e in expr.elements
+            )
+        if isinstance(expr, cst.Subscript):
+            return self._op_value(expr.value, known) and all(
+                self._index(element.slice, known) for element in expr.slice
+            )
+        if isinstance(expr, cst.Call):
+            return self.model.imports.qualify(expr.func) in _DIFFERENTIABLE and all(
+                arg.star == "" and self._op_value(arg.value, known) for arg in expr.args
+            )
+        return False
+
+    def _index(self, index: cst.BaseSlice, known: set[str]) -> bool:
+        if isinstance(index, cst.Index):
+            return self._op_value(index.value, known)
+        parts = (index.lower, index.upper, index.step)
+        return all(part is None or self._op_value(part, known) for part in parts)
 
 
 def _is_number(expr: cst.BaseExpression) -> bool:
