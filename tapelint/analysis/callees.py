@@ -53,6 +53,24 @@ def callee_of(model: FileModel, call: cst.Call) -> Callee | None:
     return None
 
 
+def plain_function(model: FileModel, call: cst.Call) -> cst.FunctionDef | None:
+    """The function of this file that a call by its bare name runs, when that is certain
+    and the call returns what its body returns: one `def` binds the name, with no decorator
+    (a cache, say, hands back the same object every time) and not `async`."""
+    if not isinstance(call.func, cst.Name):
+        return None
+    defs = model.defs_of(call.func)
+    if len(defs) != 1:
+        return None
+    (definition,) = defs
+    function = definition.stmt
+    if definition.kind is not DefKind.DEFINITION or not isinstance(function, cst.FunctionDef):
+        return None
+    if function.decorators or function.asynchronous is not None:
+        return None
+    return function
+
+
 def keyed_arguments(call: cst.Call, callee: Callee) -> list[tuple[str, cst.Arg]]:
     """The call's arguments keyed as a summary's parameters are: by position (counting the
     instance of a bound method call) or by keyword; `*args` / `**kwargs` are left out."""

@@ -38,6 +38,7 @@ from enum import Enum
 
 import libcst as cst
 
+from tapelint.analysis.callees import plain_function
 from tapelint.analysis.expressions import argument_value, descendants, statements
 from tapelint.analysis.keras_objects import LAYER_BASES, MODEL_CLASSES, is_application
 from tapelint.analysis.model import CallSite, DefKind, FileModel, Scope
@@ -137,17 +138,8 @@ class Constructors:
         return returned if returned is not None else site
 
     def _returned_construction(self, site: CallSite) -> CallSite | None:
-        func = site.node.func
-        if site.qualified is not None or not isinstance(func, cst.Name):
-            return None
-        defs = self.model.defs_of(func)
-        if len(defs) != 1:
-            return None
-        (definition,) = defs
-        function = definition.stmt
-        if definition.kind is not DefKind.DEFINITION or not isinstance(function, cst.FunctionDef):
-            return None
-        if function.decorators or function.asynchronous is not None:
+        function = plain_function(self.model, site.node)
+        if function is None:
             return None
         exits = [
             node

@@ -37,6 +37,7 @@ from enum import Enum
 
 import libcst as cst
 
+from tapelint.analysis.callees import plain_function
 from tapelint.analysis.dataflow import value_names_in
 from tapelint.analysis.expressions import argument_value, descendants, statements
 from tapelint.analysis.model import (
@@ -467,22 +468,14 @@ class _OpHelpers:
         self._answers: dict[cst.FunctionDef, bool] = {}
 
     def computes_only(self, call: cst.Call) -> bool:
-        if not isinstance(call.func, cst.Name) or self.model.imports.qualify(call.func):
-            return False
-        defs = self.model.defs_of(call.func)
-        if len(defs) != 1:
-            return False
-        (definition,) = defs
-        function = definition.stmt
-        if definition.kind is not DefKind.DEFINITION or not isinstance(function, cst.FunctionDef):
+        function = plain_function(self.model, call)
+        if function is None:
             return False
         if function not in self._answers:
             self._answers[function] = self._only_ops(function)
         return self._answers[function]
 
     def _only_ops(self, function: cst.FunctionDef) -> bool:
-        if function.decorators or function.asynchronous is not None:
-            return False
         params = function.params
         if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
             return False  # `*args`, `**kwargs`
