@@ -81,6 +81,14 @@ class ResultCache:
                 marker.write_text(content, encoding="utf-8")
         return cls(directory, _salt(settings))
 
+    def holds_entries(self) -> bool:
+        """Whether an earlier run stored something here (whatever it was)."""
+        try:
+            with os.scandir(self.directory / "entries") as entries:
+                return next(entries, None) is not None
+        except OSError:
+            return False
+
     # ------------------------------------------------------------------ keys
     def analysis_key(self, data: bytes, display: str, codes: frozenset[str], module: str) -> str:
         """`module`: the file's module name, `/__init__` added for a package."""

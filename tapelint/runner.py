@@ -186,42 +186,27 @@ def _first_passes(
 ) -> list[Analysed]:
     """Each file's first pass; `tasks` get their module names.
 
-    The workers read the files too, not only parse them: most files of a large tree are
-    answered without a parse (no trigger), and reading and testing them all in this
-    process was a fifth of a cold run over TensorFlow's sources with the pool idle. Files
-    go to the pool in batches (a round trip per file would cost more than the test), the
-    largest first; a worker that dies fails the files of its batch."""
-    sizes = [_size(task) for task in tasks]
-    batches = parallel.batches(sizes, options.jobs)
+    Where the files are read depends on what the run will mostly do with them. Without a
+    cache, or with an empty one, it parses: the workers read and test the files too, not
+    only parse them (reading and testing every file in this process was a fifth of a cold
+    run over TensorFlow's sources, with the pool idle). With a cache that holds entries it
+    mostly reads answers, which costs less here than a round trip to a worker does (a
+    warm run over TensorFlow's sources was 10% slower through the pool): then only the
+    files that need a parse go to the pool."""
     results: list[Analysed] = [Analysed(FileAnalysis([]))] * len(tasks)
 
-    def done(position: int, answers: list[_FirstPass]) -> None:
-        for index, (module, result, parsed) in zip(batches[position], answers, strict=True):
-            if module is not None:
-                tasks[index] = dataclasses.replace(tasks[index], module=module)
-            results[index] = result
-            stats.first_parsed += parsed
-            progress.tick()
+    def record(index: int, answer: _FirstPass) -> None:
+        module, result, parsed = answer
+        if module is not None:
+            tasks[index] = dataclasses.replace(tasks[index], module=module)
+        results[index] = result
+        stats.first_parsed += parsed
+        progress.tick()
 
-    def failed(position: int, why: str) -> list[_FirstPass]:
-        return [
-            (
-                None,
-                Analysed(FileAnalysis([]), error=f"{tasks[i].display}: internal error: {why}"),
-                False,
-            )
-            for i in batches[position]
-        ]
-
-    parallel.run_all(
-        _first_passes_of,
-        [(batch,) for batch in batches],
-        [sum(sizes[index] for index in batch) for batch in batches],
-        jobs=options.jobs,
-        on_result=done,
-        on_failure=failed,
-        shared=(tasks, project, cache),
-    )
+    if cache is not None and cache.holds_entries():
+        _read_here(tasks, project, cache, options.jobs, record)
+    else:
+        _read_in_workers(tasks, project, cache, options.jobs, record)
     for task, result in zip(tasks, results, strict=True):
         if result.error is None and result.analysis.summary is not None:
             project.add(task.source.real, task.module, result.analysis)
@@ -233,28 +218,105 @@ def _first_passes(
 _FirstPass = tuple[ModuleName | None, Analysed, bool]
 
 
-def _first_passes_of(
-    run: tuple[list[FileTask], Project, ResultCache | None], batch: list[int]
-) -> list[_FirstPass]:
-    tasks, project, cache = run
-    return [_first_pass_of(tasks[index], project, cache) for index in batch]
+@dataclass
+class _ToParse:
+    """A file whose first pass needs a parse: its task (named), its bytes (None: the parse
+    reads the file itself, a notebook or a file that could not be read), its cache key."""
+
+    task: FileTask
+    data: bytes | None
+    key: str | None
+
+    def parse(self, cache: ResultCache | None) -> _FirstPass:
+        if self.data is None:
+            return self.task.module, analyse_file(self.task, cache, None), True
+        return self.task.module, first_pass(self.task, self.data, cache, self.key), True
 
 
-def _first_pass_of(task: FileTask, project: Project, cache: ResultCache | None) -> _FirstPass:
-    """One file's first pass, without a parse when none is needed (no trigger, a cache hit)."""
+def _without_parse(
+    task: FileTask, project: Project, cache: ResultCache | None
+) -> _FirstPass | _ToParse:
+    """A file's first pass when it needs no parse (no trigger, a cache hit)."""
     if task.source.kind is SourceKind.NOTEBOOK:
-        return None, analyse_file(task, None, None), True  # notebooks are not cached
+        return _ToParse(task, None, None)  # notebooks are not cached
     try:
         data = read_source(task.source.path)
     except OSError:
-        return None, analyse_file(task, None, None), True  # reports it (TAP002)
+        return _ToParse(task, None, None)  # its first pass reports it (TAP002)
     if not task.linter.may_report(data):
         return None, Analysed(FileAnalysis([])), False
     task = dataclasses.replace(task, module=project.module_of(task.source.real, data))
     answer, key = analysis_without_parsing(task, data, cache)
     if answer is not None:
         return task.module, answer, False
-    return task.module, first_pass(task, data, cache, key), True
+    return _ToParse(task, data, key)
+
+
+def _failure(task: FileTask, why: str) -> _FirstPass:
+    return None, Analysed(FileAnalysis([]), error=f"{task.display}: internal error: {why}"), False
+
+
+def _read_in_workers(
+    tasks: list[FileTask],
+    project: Project,
+    cache: ResultCache | None,
+    jobs: int,
+    record: Callable[[int, _FirstPass], None],
+) -> None:
+    """Files go to the pool in batches (a round trip per file would cost more than the
+    test), the largest first; a worker that dies fails the files of its batch."""
+    sizes = [_size(task) for task in tasks]
+    batches = parallel.batches(sizes, jobs)
+
+    def done(position: int, answers: list[_FirstPass]) -> None:
+        for index, answer in zip(batches[position], answers, strict=True):
+            record(index, answer)
+
+    parallel.run_all(
+        _first_passes_of,
+        [(batch,) for batch in batches],
+        [sum(sizes[index] for index in batch) for batch in batches],
+        jobs=jobs,
+        on_result=done,
+        on_failure=lambda position, why: [_failure(tasks[i], why) for i in batches[position]],
+        shared=(tasks, project, cache),
+    )
+
+
+def _first_passes_of(
+    run: tuple[list[FileTask], Project, ResultCache | None], batch: list[int]
+) -> list[_FirstPass]:
+    tasks, project, cache = run
+    answers = []
+    for index in batch:
+        answer = _without_parse(tasks[index], project, cache)
+        answers.append(answer.parse(cache) if isinstance(answer, _ToParse) else answer)
+    return answers
+
+
+def _read_here(
+    tasks: list[FileTask],
+    project: Project,
+    cache: ResultCache,
+    jobs: int,
+    record: Callable[[int, _FirstPass], None],
+) -> None:
+    """Files are read and answered here; those that need a parse go to the pool."""
+    pending: list[tuple[int, _ToParse]] = []
+    for index, task in enumerate(tasks):
+        answer = _without_parse(task, project, cache)
+        if isinstance(answer, _ToParse):
+            pending.append((index, answer))
+        else:
+            record(index, answer)
+    parallel.run_all(
+        _ToParse.parse,
+        [(to_parse, cache) for _, to_parse in pending],
+        [len(to_parse.data or b"") or _size(to_parse.task) for _, to_parse in pending],
+        jobs=jobs,
+        on_result=lambda position, answer: record(pending[position][0], answer),
+        on_failure=lambda position, why: _failure(pending[position][1].task, why),
+    )
 
 
 # ---------------------------------------------------------------------- second pass

@@ -78,10 +78,25 @@ def test_a_warm_run_parses_nothing_and_prints_what_the_cold_run_printed(
     def parsing(self, data, path, context=None):
         raise AssertionError(f"{path} parsed again")
 
-    monkeypatch.setattr(Linter, "analyze_bytes", parsing)  # workers fork with it
+    monkeypatch.setattr(Linter, "analyze_bytes", parsing)
     warm = run_cli("check", "--jobs", "2")
-    assert pools == [2, 2]  # the workers read the files and the cache
+    assert pools == [2]  # the cold run's: a warm one reads its answers without a pool
     assert (warm.exit_code, warm.stdout, warm.stderr) == (cold.exit_code, cold.stdout, cold.stderr)
+
+
+def test_edited_files_are_parsed_in_a_pool_and_print_what_an_uncached_run_prints(project, pools):
+    make_repository(project)
+    run_cli("check", "--jobs", "2")  # fills the cache
+    for path in project.rglob("mod_*.py"):
+        path.write_text(path.read_text() + "# edited\n")
+    edited = run_cli("check", "--jobs", "2")
+    assert pools == [2, 2]  # the cache holds entries, and the edited files still need a parse
+    serial = run_cli("check", "--no-cache", "--jobs", "1")
+    assert (edited.exit_code, edited.stdout, edited.stderr) == (
+        serial.exit_code,
+        serial.stdout,
+        serial.stderr,
+    )
 
 
 def test_files_go_to_the_workers_in_batches_the_largest_first():
