@@ -25,8 +25,10 @@ nothing to fix are answered from the cache as in a plain check.
 
 Layout: `<cache dir>/entries/<64 hex>`, one small JSON file per entry, written to a
 temporary file and renamed into place (a reader sees a whole entry or none). One flat
-directory: creating a directory costs as much as writing several entries, and a first run
-would otherwise create one per key prefix (up to 256) on top of its entries. An entry that
+directory: a first run would otherwise create a directory per key prefix (up to 256) on top
+of its entries, each costing about what an entry costs to write, and workers creating them
+at the same time contend (measured over TensorFlow's sources: the workers' system time
+0.45 s with those directories, 0.23 s without). An entry that
 cannot be read or decoded is a miss and is overwritten. Entries of old versions are never
 read again but stay until the directory is removed; deleting it at any time is safe. The
 directory holds a `CACHEDIR.TAG` (backup tools skip it) and a `.gitignore` of `*` (git

@@ -188,8 +188,8 @@ def _first_passes(
 
     Where the files are read depends on what the run will mostly do with them. Without a
     cache, or with an empty one, it parses: the workers read and test the files too, not
-    only parse them (reading and testing every file in this process was a fifth of a cold
-    run over TensorFlow's sources, with the pool idle). With a cache that holds entries it
+    only parse them (reading and testing every file in this process took 0.2 s of a 1.7 s
+    cold run over TensorFlow's sources, with the pool idle). With a cache that holds entries it
     mostly reads answers, which costs less here than a round trip to a worker does (a
     warm run over TensorFlow's sources was 10% slower through the pool): then only the
     files that need a parse go to the pool."""

@@ -151,7 +151,7 @@ def _absolute(model: FileModel, qualified: str) -> str:
 def _enclosing_class(model: FileModel, call: cst.Call) -> cst.ClassDef | None:
     """The class of the method `self` belongs to at `call`: the innermost function whose
     parent is a class, past nested functions and lambdas (which see the method's `self`)."""
-    site = _call_sites(model).get(call)
+    site = call_site(model, call)
     scope: Scope | None = site.scope if site is not None else None
     while scope is not None:
         parent = scope.parent
@@ -224,5 +224,6 @@ def _local_names(model: FileModel) -> dict[cst.CSTNode, str]:
     return _names(model).local
 
 
-def _call_sites(model: FileModel) -> dict[cst.Call, CallSite]:
-    return _names(model).sites
+def call_site(model: FileModel, call: cst.Call) -> CallSite | None:
+    """The site the model recorded for `call`."""
+    return _names(model).sites.get(call)

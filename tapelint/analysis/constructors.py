@@ -38,13 +38,13 @@ from enum import Enum
 
 import libcst as cst
 
-from tapelint.analysis.callees import plain_function
-from tapelint.analysis.expressions import argument_value, descendants, statements
+from tapelint.analysis.callees import call_site, plain_function
+from tapelint.analysis.expressions import argument_value, holds, statements
 from tapelint.analysis.keras_objects import LAYER_BASES, MODEL_CLASSES, is_application
 from tapelint.analysis.model import CallSite, DefKind, FileModel, Scope
 
-# Code in these runs elsewhere: a `return` in a nested function is not the helper's.
-_OTHER_CODE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+# What ends a function's call, or makes it hand back something else than its `return`.
+_EXITS = (cst.Return, cst.Yield, cst.Await)
 _VARIABLES = frozenset({"tensorflow.Variable", "keras.Variable", "keras.variables.Variable"})
 _OPTIMIZER_NAMESPACES = (
     "keras.optimizers.",
@@ -122,7 +122,7 @@ class Constructors:
         self.model = model
         self._classes: dict[cst.ClassDef, StateKind | None] = {}
         self._calls_in_class: dict[cst.ClassDef, list[CallSite]] | None = None
-        self._sites: dict[int, CallSite] | None = None
+        self._returned: dict[cst.FunctionDef, CallSite | None] = {}
 
     def kind(self, site: CallSite) -> StateKind | None:
         return self._direct_kind(self.construction(site))
@@ -141,26 +141,24 @@ class Constructors:
         function = plain_function(self.model, site.node)
         if function is None:
             return None
-        exits = [
-            node
-            for node in descendants(function.body, skip=_OTHER_CODE)
-            if isinstance(node, (cst.Return, cst.Yield, cst.Await))
-        ]
+        if function not in self._returned:
+            self._returned[function] = self._construction_returned_by(function)
+        return self._returned[function]
+
+    def _construction_returned_by(self, function: cst.FunctionDef) -> CallSite | None:
+        """The construction the function's one exit, its last statement, returns."""
         body = statements(function.body)
         last = body[-1] if body else None
         if isinstance(last, cst.SimpleStatementLine):
+            if any(holds(small, _EXITS) for small in last.body[:-1]):
+                return None
             last = last.body[-1]
-        if exits != [last] or not isinstance(last, cst.Return):
+        if not isinstance(last, cst.Return) or not isinstance(last.value, cst.Call):
             return None
-        if not isinstance(last.value, cst.Call):
+        if holds(last.value, _EXITS) or any(holds(stmt, _EXITS) for stmt in body[:-1]):
             return None
-        inner = self._site_of(last.value)
+        inner = call_site(self.model, last.value)
         return inner if inner is not None and self._direct_kind(inner) is not None else None
-
-    def _site_of(self, call: cst.Call) -> CallSite | None:
-        if self._sites is None:
-            self._sites = {id(s.node): s for s in self.model.calls}
-        return self._sites.get(id(call))
 
     def _direct_kind(self, site: CallSite) -> StateKind | None:
         qualified = site.qualified

@@ -82,6 +82,17 @@ def descendants(
             pending.extend(reversed(current.children))
 
 
+# Code defined in a node runs elsewhere: a `return` in a nested function, or a `break` in a
+# lambda's comprehension, is not the enclosing code's.
+NESTED_CODE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+
+
+def holds(node: cst.CSTNode, kinds: tuple[type[cst.CSTNode], ...]) -> bool:
+    """A node of one of these kinds in `node`, outside functions, classes and lambdas
+    defined in it."""
+    return any(isinstance(n, kinds) for n in descendants(node, skip=NESTED_CODE))
+
+
 def computes(node: cst.BaseExpression, imports: ImportTable) -> bool:
     """Whether evaluating `node` certainly runs an op on its operands (arithmetic, a TF call,
     a call of a function or model with arguments), as opposed to plain Python access."""

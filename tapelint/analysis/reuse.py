@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tapelint.analysis.expressions import contains, descendants, statements
+from tapelint.analysis.expressions import contains, holds, statements
 from tapelint.analysis.model import FileModel, Frame, FrameKind, TapeCall, TapeInstance, Tri
 from tapelint.analysis.names import dotted_name
 from tapelint.analysis.summaries import Site
@@ -141,14 +141,7 @@ def _may_run_once(loop: cst.CSTNode) -> bool:
         return True
     if not isinstance(loop, (cst.For, cst.While)):
         return False  # a comprehension runs for every element
-    return any(
-        isinstance(node, (cst.Break, cst.Return, cst.Raise))
-        for node in descendants(loop.body, skip=_OTHER_CODE)
-    )
-
-
-# Code in these runs elsewhere: a `return` in a nested function does not end the loop.
-_OTHER_CODE = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+    return holds(loop.body, (cst.Break, cst.Return, cst.Raise))
 
 
 def _how(tape: TapeInstance, call: TapeCall, calls: list[TapeCall]) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import libcst as cst
 
-from tapelint.analysis.expressions import descendants, statements
+from tapelint.analysis.expressions import descendants, holds, statements
 from tapelint.analysis.model import DefKind, FileModel, Scope, TapeCall
 
 _MAY_NOT_RUN = (
@@ -95,18 +95,11 @@ def _calls_that_run(node: cst.CSTNode) -> Iterator[cst.Call]:
 
 def _may_leave(node: cst.CSTNode) -> bool:
     """A `return` or `raise` in `node`, outside functions and classes defined in it."""
-    return _holds(node, (cst.Return, cst.Raise))
+    return holds(node, (cst.Return, cst.Raise))
 
 
 def _is_generator(function: cst.FunctionDef) -> bool:
-    return any(_holds(stmt, (cst.Yield,)) for stmt in statements(function.body))
-
-
-def _holds(node: cst.CSTNode, kinds: tuple[type[cst.CSTNode], ...]) -> bool:
-    """A node of one of these kinds in `node`, outside functions, classes and lambdas
-    defined in it."""
-    found = descendants(node, skip=(cst.FunctionDef, cst.ClassDef, cst.Lambda))
-    return any(isinstance(n, kinds) for n in found)
+    return any(holds(stmt, (cst.Yield,)) for stmt in statements(function.body))
 
 
 def _rebound(model: FileModel, scope: Scope) -> set[str]:

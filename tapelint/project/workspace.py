@@ -34,7 +34,7 @@ from tapelint.checking import (
 from tapelint.config import Settings
 from tapelint.engine import FileAnalysis, ModuleContext, decode_source
 from tapelint.files import SourceFile, SourceKind, is_excluded, read_source
-from tapelint.project.imports import IMPORT_STATEMENT, import_summary
+from tapelint.project.imports import FROM_CLAUSE, IMPORT_STATEMENT, import_summary
 from tapelint.project.modules import ModuleLayout, ModuleName
 from tapelint.project.views import View, build_view
 
@@ -42,7 +42,7 @@ from tapelint.project.views import View, build_view
 _IMPORT_STATEMENT = re.compile(IMPORT_STATEMENT.encode(), re.MULTILINE)
 _WORD = re.compile(rb"\w+|\*")
 # What may stand before `import` on the line of an import statement.
-_BEFORE_IMPORT = re.compile(rb"[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?")
+_BEFORE_IMPORT = re.compile((r"[ \t]*" + FROM_CLAUSE).encode())
 
 
 def _import_statements(data: bytes) -> Iterator[bytes]:
