@@ -23,7 +23,7 @@ class LossOutsideTape(Rule):
     ## Why is this bad?
     A tape only knows the operations it recorded. A loss computed outside the block has no
     recorded path back to the variables, so every gradient comes back `None` and the
-    optimizer silently skips the step (seed 004: "Computing loss outside tape scope").
+    optimizer silently skips the step (https://www.tensorflow.org/guide/autodiff#getting_a_gradient_of_none).
 
     A target produced inside the block is fine however it is produced: directly, by a helper
     called inside the block, or by `+=` inside the block onto a value started before it. A

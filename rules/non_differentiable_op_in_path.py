@@ -27,7 +27,7 @@ class NonDifferentiableOpInPath(Rule):
     ## Why is this bad?
     These ops have no gradient (or, for `sign`, a zero one). If the target depends on a
     source only through them, `tape.gradient` returns `None` for that source and the model
-    silently stops learning (seed 000: "no tf.stop_gradient or non-diff ops break chain").
+    silently stops learning (https://www.tensorflow.org/guide/autodiff#getting_a_gradient_of_none).
 
     ## Example
     ```python

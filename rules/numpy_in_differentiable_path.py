@@ -32,8 +32,9 @@ class NumpyInDifferentiablePath(Rule):
     ## Why is this bad?
     The tape records TensorFlow operations only. A NumPy round trip produces a constant with
     no recorded history, so the part of the loss computed from it contributes no gradient:
-    the gradient is silently `None` or silently wrong (seeds: "Mixing NumPy operations in
-    differentiable path").
+    the gradient is silently `None` or silently wrong. TensorFlow's guide lists taking a
+    gradient through NumPy among the ways to get a `None` gradient
+    (https://www.tensorflow.org/guide/autodiff#getting_a_gradient_of_none).
 
     ## Example
     ```python

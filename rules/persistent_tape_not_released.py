@@ -44,8 +44,9 @@ class PersistentTapeNotReleased(Rule):
     A persistent tape holds every intermediate tensor of the forward pass it recorded until
     the tape object is freed. Kept alive while another forward pass runs (a validation
     batch, the generator's step, the next batch's teacher, `model.fit`), those activations
-    add to the new ones and raise peak memory. Seed 004: "Release persistent tapes to avoid
-    memory growth."
+    add to the new ones and raise peak memory: a persistent tape's resources are released
+    only when the tape object is garbage collected, so drop the reference to it once you are
+    done with it (https://www.tensorflow.org/api_docs/python/tf/GradientTape).
 
     ## Example
     ```python

@@ -36,9 +36,9 @@ class TfFunctionRetracing(Rule):
     A `tf.function` keeps its traces on the function object, keyed by the Python values of
     its arguments. A new function object has no traces, and a new Python value is a new key:
     either way the Python code runs again and a new graph is built, which usually costs more
-    than the step it was meant to speed up, and the traced graphs pile up in memory. Seed 000:
-    "If your input shapes vary wildly or you rebuild Python-side objects inside the function,
-    TensorFlow may retrace often."
+    than the step it was meant to speed up, and the traced graphs pile up in memory. See
+    "Controlling retracing" in TensorFlow's guide
+    (https://www.tensorflow.org/guide/function#controlling_retracing).
 
     ## Example
     ```python

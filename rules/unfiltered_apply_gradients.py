@@ -55,9 +55,10 @@ class UnfilteredApplyGradients(Rule):
     ## Why is this bad?
     A variable the loss does not reach gets a `None` gradient: a frozen branch, an unused
     head, a wiring mistake. Keras optimizers then drop it with a warning or fail when all are
-    `None`, and the broken connectivity goes unnoticed. Seed 000: "Filter them before
-    applying updates and treat them as a signal worth inspecting." Silently dropping them is
-    also wrong, so filter *and* report the variables that got no gradient.
+    `None`, and the broken connectivity goes unnoticed. A `None` gradient is a signal worth
+    inspecting (https://www.tensorflow.org/guide/autodiff#getting_a_gradient_of_none), so
+    filter it out before the update; silently dropping it is also wrong, so filter *and*
+    report the variables that got no gradient.
 
     ## Example
     ```python

@@ -28,8 +28,9 @@ class UnnecessaryPersistentTape(Rule):
     ## Why is this bad?
     A persistent tape keeps every recorded operation and its intermediate tensors alive until
     the tape object is deleted; a non-persistent one frees them as soon as its one gradient is
-    computed. Seed 000: "If you need only one gradient call, do not make the tape persistent.
-    That is a common waste in example code copied into production training loops."
+    computed (https://www.tensorflow.org/api_docs/python/tf/GradientTape). A tape that
+    answers one gradient call gains nothing from persistence, a common waste in example code
+    copied into real training loops.
 
     ## Example
     ```python

@@ -26,7 +26,7 @@ class UnrelatedWorkInTape(Rule):
     This rule is in preview: select it with `--select TAP106` or `--preview`.
 
     ## Why is this bad?
-    Seed 000: "Keep the tape scope as small as correctness allows." Work in the block reads as
+    Keep the tape's block as small as correctness allows. Work in the block reads as
     part of what is differentiated, and every op run there is checked against the tape (and
     recorded, once something in it is watched). Preprocessing belongs before the block, where
     it is visibly data. TensorFlow records an op only when one of its inputs is watched, so

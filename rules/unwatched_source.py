@@ -18,7 +18,7 @@ class UnwatchedSource(Rule):
 
     ## Why is this bad?
     A tape watches the trainable variables it touches, but ordinary tensors only when asked
-    (seed 000: "Trainable variables are watched automatically, but ordinary tensors are not").
+    with `tape.watch` (https://www.tensorflow.org/guide/autodiff#controlling_what_the_tape_watches).
     The gradient for an unwatched tensor is `None`.
 
     A NumPy array as a source is worse: `gradient` raises `AttributeError` (`'numpy.ndarray'

@@ -17,8 +17,9 @@ class WatchAccessedVariablesOff(Rule):
     ## Why is this bad?
     With `watch_accessed_variables=False` the tape records only what is passed to its
     `watch`; the variables the model reads are no longer watched. Every gradient of such a
-    call is `None`, and the optimizer step does nothing. Seed 000: it "is useful only when you
-    know exactly what should be watched".
+    call is `None`, and the optimizer step does nothing: the option is for when you know
+    exactly what should be watched
+    (https://www.tensorflow.org/guide/autodiff#controlling_what_the_tape_watches).
 
     The common shape is a nested pair of tapes (gradient penalties, physics-informed
     networks): the outer tape is made with `watch_accessed_variables=False` and watches only

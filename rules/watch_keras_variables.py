@@ -21,8 +21,8 @@ class WatchKerasVariables(Rule):
     `tf.Variable`. `watch` accepts only tensors and `tf.Variable`s and raises
     `ValueError: Passed in object <Variable ...> of type 'Variable', not tf.Tensor or
     tf.Variable or ExtensionType.` (measured on TensorFlow 2.21 with Keras 3.15, for
-    `model.trainable_variables`, `layer.kernel`, a list and a tuple of them). Seed 000's own
-    `watch_accessed_variables=False` example does exactly this. (Before a model is built
+    `model.trainable_variables`, `layer.kernel`, a list and a tuple of them). Examples of
+    `watch_accessed_variables=False` written for Keras 2 do exactly this. (Before a model is built
     its variable list is empty, so `watch` raises nothing and watches nothing; with
     `watch_accessed_variables=False` every gradient is then None. Both are this mistake.)
 
