@@ -183,6 +183,13 @@ class ModuleSummary:
         )
 
 
+# The names one look-up may pass through (aliases, star imports, base classes). Any
+# layout then ends: a star import of a module the index does not hold (a C extension, an
+# excluded file) sends `pkg.f` to `pkg._native.f`, which re-enters `pkg` with a longer
+# name at every step, so no name repeats. A name not reached within them is unknown.
+MAX_LOOKUP_STEPS = 64
+
+
 class ProjectIndex:
     """The summaries of a project's modules and of the library table, by qualified name.
 
@@ -230,7 +237,7 @@ class ProjectIndex:
         return found[0] if found is not None else None
 
     def _function(self, qualified: str, seen: set[str]) -> tuple[str, FunctionSummary] | None:
-        if qualified in seen:
+        if qualified in seen or len(seen) >= MAX_LOOKUP_STEPS:
             return None
         seen.add(qualified)
         if qualified in self.library:
