@@ -35,8 +35,8 @@ EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_PROGRAM_FAILED = 0, 1, 2, 3
 
 INSTALL_HINT = (
     "TensorFlow is not importable by {python}; `tapelint validate` runs your program on it. "
-    "Install it into that environment: `pip install 'tapelint[validate]'` (tensorflow-cpu), "
-    "or `pip install tensorflow` for the GPU build"
+    "Install it into that environment: `pip install 'tapelint[validate]'` (which installs "
+    "`tensorflow`), or the TensorFlow build you use, such as `tensorflow-cpu`"
 )
 
 
