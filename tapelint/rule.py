@@ -14,6 +14,12 @@ from tapelint.analysis import FileModel, TapeInstance
 from tapelint.analysis.summaries import Site
 from tapelint.diagnostics import Applicability, Severity
 
+# The documentation site (mkdocs.yml's `site_url`). Each rule's page there, `rules/CODE/`, is
+# generated from the rule's docstring at build time (docs/gen_pages.py), so the page a link
+# opens says what `tapelint rule CODE` prints. SARIF's `helpUri` and the language server's
+# `codeDescription` link to it.
+DOCS_URL = "https://tapelint.readthedocs.io/en/latest/"
+
 
 @dataclass(frozen=True)
 class NodeEdit:
@@ -74,6 +80,11 @@ class Rule:
     @classmethod
     def documentation(cls) -> str:
         return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def docs_url(cls) -> str:
+        """The rule's page on the documentation site."""
+        return f"{DOCS_URL}rules/{cls.code}/"
 
     @classmethod
     def summary(cls) -> str:
