@@ -59,7 +59,12 @@ def materialise(repo: Repo, cache_dir: Path, mirror_dir: Path | None) -> Tree:
 
 def _objects_for(repo: Repo, cache_dir: Path, mirror_dir: Path | None) -> tuple[Path, str]:
     if mirror_dir is not None:
-        for candidate in (mirror_dir / repo.slug / "repo", mirror_dir / repo.slug):
+        # A snapshot is a bare directory, or a clone whose git directory is `repo/.git`.
+        for candidate in (
+            mirror_dir / repo.slug / "repo" / ".git",
+            mirror_dir / repo.slug / "repo",
+            mirror_dir / repo.slug,
+        ):
             if _has_commit(candidate, repo.commit):
                 return candidate, str(candidate)
     git_dir = cache_dir / "git" / f"{repo.slug}.git"
