@@ -117,8 +117,13 @@ def now_table(batches: list[Batch], options: argparse.Namespace) -> list[str]:
         "|---|---|---|---|---|---|---|---|",
     ]
     sets = [(f"first look {b.name}", b.repos, b.labels) for b in batches]
-    sets.append(("tuned (eval/repos.toml)", load_manifest(HERE / "repos.toml"),
-                 load_labels(HERE / "labels.jsonl")))
+    sets.append(
+        (
+            "tuned (eval/repos.toml)",
+            load_manifest(HERE / "repos.toml"),
+            load_labels(HERE / "labels.jsonl"),
+        )
+    )
     for name, repos, labels in sets:
         report = _run(repos, labels, options)
         t = report.total
@@ -130,18 +135,27 @@ def now_table(batches: list[Batch], options: argparse.Namespace) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="eval/first_look.py", description=__doc__,
-                                     formatter_class=argparse.RawTextHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="eval/first_look.py",
+        description=__doc__,
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
     parser.add_argument("--batches", type=Path, default=BATCHES)
-    parser.add_argument("--now", action="store_true",
-                        help="also run the current tapelint over every batch and the tuned set")
+    parser.add_argument(
+        "--now",
+        action="store_true",
+        help="also run the current tapelint over every batch and the tuned set",
+    )
     default_mirror = os.environ.get("TAPELINT_EVAL_MIRROR")
-    parser.add_argument("--mirror", type=Path,
-                        default=Path(default_mirror) if default_mirror else None)
+    parser.add_argument(
+        "--mirror", type=Path, default=Path(default_mirror) if default_mirror else None
+    )
     parser.add_argument(
         "--cache-dir",
         type=lambda text: Path(text).expanduser(),
-        default=Path(os.environ.get("TAPELINT_EVAL_CACHE") or "~/.cache/tapelint-eval").expanduser(),
+        default=Path(
+            os.environ.get("TAPELINT_EVAL_CACHE") or "~/.cache/tapelint-eval"
+        ).expanduser(),
     )
     options = parser.parse_args(argv)
     options.errors = []
