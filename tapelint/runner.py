@@ -253,6 +253,7 @@ def _without_parse(
 
 
 def _failure(task: FileTask, why: str) -> _FirstPass:
+    """A first pass that failed: the file is reported with an internal error, once."""
     return None, Analysed(FileAnalysis([]), error=f"{task.display}: internal error: {why}"), False
 
 
@@ -289,8 +290,11 @@ def _first_passes_of(
     tasks, project, cache = run
     answers = []
     for index in batch:
-        answer = _without_parse(tasks[index], project, cache)
-        answers.append(answer.parse(cache) if isinstance(answer, _ToParse) else answer)
+        try:
+            answer = _without_parse(tasks[index], project, cache)
+            answers.append(answer.parse(cache) if isinstance(answer, _ToParse) else answer)
+        except Exception as error:  # an engine bug: this file's, not its batch's
+            answers.append(_failure(tasks[index], _why(error)))
     return answers
 
 
@@ -304,7 +308,10 @@ def _read_here(
     """Files are read and answered here; those that need a parse go to the pool."""
     pending: list[tuple[int, _ToParse]] = []
     for index, task in enumerate(tasks):
-        answer = _without_parse(task, project, cache)
+        try:
+            answer = _without_parse(task, project, cache)
+        except Exception as error:  # an engine bug: this file's, not the run's
+            answer = _failure(task, _why(error))
         if isinstance(answer, _ToParse):
             pending.append((index, answer))
         else:
@@ -347,20 +354,16 @@ def _second_passes(
         if done.error is not None:
             reports[index] = Report(errors=[done.error])
             continue
-        analysis = done.analysis
-        view = project.recheck_view(task.source.real, task.module, analysis)
-        if view is None:
-            final[index] = (analysis.diagnostics, None)
+        try:
+            indexed = _indexed(index, task, done, project, cache)
+        except Exception as error:  # an engine bug: this file's, not the run's
+            reports[index] = Report(errors=[_internal(task, error)])
             continue
-        key = None
-        if cache is not None and done.key is not None:
-            key = cache.recheck_key(done.key, _digest(view, analysis.summary, analysis.asked))
-            hit = _cached_recheck(cache, key, project, task, analysis, view)
-            if hit is not None:
-                final[index] = hit
-                stats.rechecked_from_cache += 1
-                continue
-        rechecks.append(_Recheck(index, view, key))
+        if isinstance(indexed, _Recheck):
+            rechecks.append(indexed)
+            continue
+        final[index] = indexed[:2]
+        stats.rechecked_from_cache += indexed[2]
     stats.rechecked = len(rechecks)
     stats.index_seconds = time.perf_counter() - started
     progress.more(len(rechecks))
@@ -377,6 +380,32 @@ def _second_passes(
     _fix(to_fix, tasks, project, options, reports, progress)
     stats.second_seconds = time.perf_counter() - started - stats.index_seconds
     return [report if report is not None else Report() for report in reports]
+
+
+def _indexed(
+    index: int, task: FileTask, done: Analysed, project: Project, cache: ResultCache | None
+) -> _Recheck | tuple[list[Diagnostic], View | None, bool]:
+    """What the project's index makes of a file's first pass: a check again with its
+    view, or its final diagnostics, their view and whether they came from the cache."""
+    analysis = done.analysis
+    view = project.recheck_view(task.source.real, task.module, analysis)
+    if view is None:
+        return analysis.diagnostics, None, False
+    key = None
+    if cache is not None and done.key is not None:
+        key = cache.recheck_key(done.key, _digest(view, analysis.summary, analysis.asked))
+        hit = _cached_recheck(cache, key, project, task, analysis, view)
+        if hit is not None:
+            return (*hit, True)
+    return _Recheck(index, view, key)
+
+
+def _internal(task: FileTask, error: BaseException) -> str:
+    return f"{task.display}: internal error: {_why(error)}"
+
+
+def _why(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}"
 
 
 def _cached_recheck(
@@ -446,16 +475,21 @@ def _recheck(
             asked = result.asked or frozenset()
             if result.report.errors:
                 reports[recheck.index] = result.report
-            elif asked <= recheck.view.names or recheck.rounds + 1 >= MAX_RECHECKS:
-                final[recheck.index] = (result.report.diagnostics, recheck.view)
-                if cache is not None and recheck.key is not None:
-                    digest = _digest(recheck.view, analysis.summary, asked)
-                    cache.put_recheck(recheck.key, result.report.diagnostics, asked, digest)
-            else:
+                continue
+            try:
+                if asked <= recheck.view.names or recheck.rounds + 1 >= MAX_RECHECKS:
+                    if cache is not None and recheck.key is not None:
+                        digest = _digest(recheck.view, analysis.summary, asked)
+                        cache.put_recheck(recheck.key, result.report.diagnostics, asked, digest)
+                    final[recheck.index] = (result.report.diagnostics, recheck.view)
+                    continue
                 wider = project.view(
                     task.source.real, task.module, analysis.summary, recheck.view.names | asked
                 )
-                again.append(dataclasses.replace(recheck, view=wider, rounds=recheck.rounds + 1))
+            except Exception as error:  # an engine bug: this file's, not the run's
+                reports[recheck.index] = Report(errors=[_internal(task, error)])
+                continue
+            again.append(dataclasses.replace(recheck, view=wider, rounds=recheck.rounds + 1))
         progress.more(len(again))
         rechecks = again
 
