@@ -18,7 +18,7 @@ import click
 
 from tapelint.config import ConfigError, Settings, load_settings
 from tapelint.fixer import fixable_count
-from tapelint.output import FORMATS
+from tapelint.output import FORMATS, HUMAN, Rendering
 from tapelint.output.fixes import render_fixable, render_fixed
 from tapelint.output.statistics import count_by_code, render_json, render_text
 from tapelint.output.text import render_marking_fixable
@@ -106,10 +106,15 @@ def _rule_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @_rule_selection_options
 @click.option(
     "--output-format",
-    type=click.Choice(sorted(FORMATS)),
-    default="text",
-    show_default=True,
-    help="How to print diagnostics.",
+    type=click.Choice(list(FORMATS)),
+    envvar="TAPELINT_OUTPUT_FORMAT",
+    show_envvar=True,
+    help="How to print diagnostics. concise: one short line each, the problem without the "
+    "advice, [*] on what the fixes can fix (the default when standard output is a terminal); "
+    "text: one line each with the whole message, flake8's form (the default otherwise, so "
+    "that scripts and CI logs get every word); full: each with the code it points at and "
+    "what to do; grouped: concise lines under each file's path; json, sarif, and github "
+    "(GitHub Actions annotations).",
 )
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when diagnostics are found.")
 @click.option(
@@ -167,7 +172,7 @@ def check(
     ignore: tuple[str, ...],
     config_file: Path | None,
     preview: bool,
-    output_format: str,
+    output_format: str | None,
     exit_zero: bool,
     force_exclude: bool,
     fix: bool,
@@ -187,6 +192,7 @@ def check(
     `-` reads the source from standard input; `--stdin-filename PATH` says which file it is.
     """
     reading_stdin = _reads_stdin(paths, stdin_filename)
+    output_format = output_format or default_format()
     if add_noqa:
         _check_add_noqa_alone(
             fix=fix,
@@ -207,10 +213,14 @@ def check(
         add_noqa=add_noqa,
     )
     fixed_source = None
+    rendering = Rendering(unsafe=unsafe_fixes)
     if reading_stdin:
         data = sys.stdin.buffer.read()
         result = run_stdin(data, stdin_filename, settings, options)
         report, fixed_source = result.report, result.fixed_source
+        # Every diagnostic is on the source read (as fixed, when fixed), not on the file.
+        source = {d.path: fixed_source or data for d in report.diagnostics}
+        rendering = Rendering(unsafe=unsafe_fixes, sources=source)
     else:
         with ProgressDisplay(enabled=not quiet) as progress:
             report = run(paths or (".",), settings, options, on_progress=progress)
@@ -221,20 +231,20 @@ def check(
         # Fixing standard input: the fixed source is the output; what remains goes to stderr.
         sys.stdout.buffer.write(fixed_source)
         sys.stdout.buffer.flush()
-        click.echo(_render(report, output_format, statistics, options), nl=False, err=True)
+        click.echo(_render(report, output_format, statistics, rendering), nl=False, err=True)
     elif diff:
         click.echo("".join(report.diffs), nl=False)
     else:
-        click.echo(_render(report, output_format, statistics, options, marks), nl=False)
+        click.echo(_render(report, output_format, statistics, rendering, marks), nl=False)
     if show_fixes:
         # After the findings in the text format; on stderr when stdout carries something else.
-        to_stderr = output_format != "text" or diff or fixed_source is not None
+        to_stderr = output_format not in HUMAN or diff or fixed_source is not None
         click.echo(_fixes_shown(report, options), nl=False, err=to_stderr)
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
     for error in report.errors:
         _error(error)
-    if output_format == "text" and not quiet:
+    if output_format in HUMAN and not quiet:
         summary = _summary(report, options)
         if summary:
             click.echo(summary, err=True)
@@ -280,14 +290,24 @@ def _fixes_shown(report: Report, options: Options) -> str:
     return render_fixable(report.diagnostics, unsafe=options.unsafe_fixes)
 
 
+def default_format() -> str:
+    """`concise` for a person at a terminal; `text`, every word of each message on its line,
+    for a pipe, a file or a CI log (and byte for byte what earlier versions printed)."""
+    return "concise" if sys.stdout.isatty() else "text"
+
+
 def _render(
-    report: Report, output_format: str, statistics: bool, options: Options, marks: bool = False
+    report: Report,
+    output_format: str,
+    statistics: bool,
+    rendering: Rendering,
+    marks: bool = False,
 ) -> str:
     if not statistics:
         if marks:
-            return render_marking_fixable(report.diagnostics, unsafe=options.unsafe_fixes)
-        return FORMATS[output_format](report.diagnostics)
-    rows = count_by_code(report.diagnostics, unsafe=options.unsafe_fixes)
+            return render_marking_fixable(report.diagnostics, unsafe=rendering.unsafe)
+        return FORMATS[output_format](report.diagnostics, rendering)
+    rows = count_by_code(report.diagnostics, unsafe=rendering.unsafe)
     return render_json(rows) if output_format == "json" else render_text(rows)
 
 

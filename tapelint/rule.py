@@ -45,6 +45,7 @@ class FixIntent:
 @dataclass(frozen=True)
 class Finding:
     node: cst.CSTNode
+    # `problem; advice`: what is wrong, then what to do (`tapelint.messages` splits them).
     message: str
     fix: FixIntent | None = None
     # Places in this or other files the finding rests on (from the project's summaries).
