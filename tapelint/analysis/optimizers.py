@@ -7,8 +7,13 @@ gradients with a warning. Sonnet's `snt.optimizers.Adam().apply(updates, paramet
 None updates by design, as do other libraries' optimizers. So:
 
 - `x.apply(...)` applies gradients only when `x` is certainly a Keras optimizer;
-- `x.apply_gradients(...)` does unless `x` is certainly another library's optimizer (the
-  name is Keras' and TensorFlow 1's, whose optimizers report missing gradients too).
+- `x.apply_gradients(...)` does unless `x` is certainly another library's optimizer.
+
+TensorFlow 1's optimizers (`tf.train.AdamOptimizer`, `tf.compat.v1.train.*Optimizer`) count
+as another library's: their `apply_gradients` leaves out the pairs whose gradient is None
+itself, and raises only when every one is None. So does an optimizer of unknown origin in a
+TensorFlow 1 program (a module that calls `tf.enable_eager_execution()`, which TensorFlow 2
+removed): its optimizers are TensorFlow 1's.
 
 A call of the project's own method named so (`self.apply_gradients(gen_grads, disc_grads)`
 on a model that defines it) is no optimizer's: the method's summary says what it does.
@@ -41,6 +46,10 @@ from tapelint.analysis.model import ApplyCall, Def, DefKind, FileModel
 _KERAS_NAMESPACES = ("keras.optimizers.", "tensorflow.optimizers.", "tensorflow_addons.optimizers.")
 _KERAS_FACTORIES = frozenset({"keras.optimizers.get", "keras.mixed_precision.LossScaleOptimizer"})
 _OWN_MODULES = ("tensorflow", "keras", "tensorflow_addons")
+_TF1_TRAIN = ("tensorflow.train.", "tensorflow.compat.v1.train.")
+_TF1_EAGER = frozenset(
+    {"tensorflow.enable_eager_execution", "tensorflow.compat.v1.enable_eager_execution"}
+)
 
 
 class Library(Enum):
@@ -51,6 +60,8 @@ class Library(Enum):
 def library_of_class(qualified: str) -> Library | None:
     """Whose optimizer a constructor or annotation with this qualified name makes."""
     last = qualified.rsplit(".", 1)[-1]
+    if qualified.startswith(_TF1_TRAIN) and last.endswith("Optimizer"):
+        return Library.OTHER  # TensorFlow 1's: it skips None gradients itself
     if qualified in _KERAS_FACTORIES:
         return Library.KERAS
     if qualified.startswith(_KERAS_NAMESPACES):
@@ -72,6 +83,7 @@ def gradient_applies(model: FileModel) -> Iterator[ApplyCall]:
         return
     optimizers = Optimizers(model)
     own = _own_functions(model)
+    tf1_program = _is_tf1_program(model)
     for apply in model.apply_calls:
         func = apply.node.func
         if not isinstance(func, cst.Attribute):
@@ -84,9 +96,22 @@ def gradient_applies(model: FileModel) -> Iterator[ApplyCall]:
         library = optimizers.library(func.value)
         if apply.method == "apply" and library is not Library.KERAS:
             continue
-        if library is Library.OTHER:
+        if library is Library.OTHER or (library is None and tf1_program):
             continue
         yield apply
+
+
+def _is_tf1_program(model: FileModel) -> bool:
+    """Whether the module turns on TensorFlow 1's eager mode (`tf.enable_eager_execution()`
+    at its top level, as TensorFlow 1 scripts did)."""
+    for statement in model.module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            value = small.value if isinstance(small, cst.Expr) else None
+            if isinstance(value, cst.Call) and model.imports.qualify(value.func) in _TF1_EAGER:
+                return True
+    return False
 
 
 def _own_functions(model: FileModel) -> set[str]:
