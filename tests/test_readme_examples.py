@@ -1,4 +1,5 @@
-"""Every `$ tapelint check ...` example in the README prints what the README shows."""
+"""Every `$ tapelint check ...` example in the README and the documentation pages prints what
+the page shows."""
 
 from __future__ import annotations
 
@@ -10,19 +11,25 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLES = re.findall(
-    r"```text\n\$ tapelint (check [^\n]+)\n(.*?)```",
-    (ROOT / "README.md").read_text(encoding="utf-8"),
-    flags=re.DOTALL,
-)
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+EXAMPLE = re.compile(r"```text\n\$ tapelint (check [^\n]+)\n(.*?)```", flags=re.DOTALL)
+EXAMPLES = [
+    (page.relative_to(ROOT).as_posix(), command, output)
+    for page in PAGES
+    for command, output in EXAMPLE.findall(page.read_text(encoding="utf-8"))
+]
 
 
-def test_the_readme_has_examples() -> None:
+def test_the_readme_and_the_docs_have_examples() -> None:
+    pages = [page for page, _, _ in EXAMPLES]
+    assert "README.md" in pages
     assert len(EXAMPLES) >= 3
 
 
-@pytest.mark.parametrize(("command", "output"), EXAMPLES, ids=[c for c, _ in EXAMPLES])
-def test_example_output_is_what_tapelint_prints(command: str, output: str) -> None:
+@pytest.mark.parametrize(
+    ("page", "command", "output"), EXAMPLES, ids=[f"{p}: {c}" for p, c, _ in EXAMPLES]
+)
+def test_example_output_is_what_tapelint_prints(page: str, command: str, output: str) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "tapelint", *command.split(), "-q"],
         capture_output=True,

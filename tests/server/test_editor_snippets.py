@@ -1,5 +1,5 @@
-"""The editor set-ups the README quotes (docs/editors/): each parses in its own language,
-starts `tapelint server` for Python, and is quoted verbatim in the README."""
+"""The editor set-ups the documentation quotes (docs/editors/): each parses in its own
+language, starts `tapelint server` for Python, and is quoted verbatim in docs/editors.md."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ vim = {
 """
 
 
-def test_every_snippet_is_tested_and_quoted_in_the_readme() -> None:
+def test_every_snippet_is_tested_and_quoted_in_the_editors_page() -> None:
     assert SNIPPETS == [
         "helix-languages.toml",
         "jupyter_server_config.json",
@@ -44,8 +44,8 @@ def test_every_snippet_is_tested_and_quoted_in_the_readme() -> None:
         "neovim.lua",
         "vscode-settings.json",
     ]
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```\w*\n(.*?)```", readme, flags=re.DOTALL)
+    page = (ROOT / "docs" / "editors.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```\w*\n(.*?)```", page, flags=re.DOTALL)
     for name in SNIPPETS:
         assert (EDITORS / name).read_text(encoding="utf-8") in blocks, name
 
