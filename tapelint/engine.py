@@ -114,6 +114,7 @@ class Linter:
         `origin` maps a position in `text` to (cell, position within the cell) for a
         notebook's program: the summary's sites (and so related locations and the messages that
         name them) are then placed in cells; diagnostics stay in program lines."""
+        text = with_newline_line_ends(text)
         if not self.codes or not self._trigger_test.in_text(text):
             return FileAnalysis([])
         with _gc_paused():
@@ -375,6 +376,19 @@ def _gc_paused() -> Iterator[None]:
         yield
     finally:
         gc.enable()
+
+
+_LONE_CR = re.compile(r"\r(?!\n)")
+
+
+def with_newline_line_ends(text: str) -> str:
+    """`text` with each lone carriage return (an old Mac line end) made a newline.
+
+    Python ends a line at `\r\n`, `\r` or `\n`, and so do the positions tapelint reports;
+    the analysis splits lines at `\n` only. One character for one keeps every offset, line
+    and column, so a file with `\r`, `\r\n` or `\n` line ends gets the same findings at
+    the same positions. (`--fix` leaves a file with lone CRs alone, with a warning.)"""
+    return _LONE_CR.sub("\n", text) if "\r" in text else text
 
 
 def decode_source(data: bytes) -> str:

@@ -51,10 +51,12 @@ class TriggerTest:
         self._bytes = [(t.encode(), _compiled(t, bytes_=True)) for t in triggers]
 
     def in_bytes(self, data: bytes) -> bool:
-        return any(_first_code_use(data, t, shape, b"\n") for t, shape in self._bytes)
+        ends = _line_ends(data)
+        return any(_first_code_use(data, t, shape, ends) for t, shape in self._bytes)
 
     def in_text(self, text: str) -> bool:
-        return any(_first_code_use(text, t, shape, "\n") for t, shape in self._text)
+        ends = _line_ends(text)
+        return any(_first_code_use(text, t, shape, ends) for t, shape in self._text)
 
     def positions(self, text: str) -> list[int]:
         """Where each use of a trigger starts, ascending, whatever the line looks like: the
@@ -80,13 +82,22 @@ def _uses(source, trigger, shape):  # str or bytes throughout
         start = source.find(trigger, start + 1)
 
 
-def _first_code_use(source, trigger, shape, newline) -> bool:
+def _line_ends(source):  # str or bytes
+    """What ends a line of `source`: `\n`, and `\r` when it has any (a lone one is an old
+    Mac line end; looking for one in a file that has none would scan back to its start)."""
+    newline, carriage_return = ("\n", "\r") if isinstance(source, str) else (b"\n", b"\r")
+    return (newline, carriage_return) if carriage_return in source else (newline,)
+
+
+def _first_code_use(source, trigger, shape, line_ends) -> bool:
     """Whether a trigger is used where code could use it. Only the shaped triggers are held
-    to a code-shaped line: the others are rarely in prose, and the slicer sorts out prose."""
+    to a code-shaped line: the others are rarely in prose, and the slicer sorts out prose.
+    A line starts after any of `line_ends`."""
     for start in _uses(source, trigger, shape):
         if shape is None:
             return True
-        prefix = source[source.rfind(newline, 0, start) + 1 : start]
+        line_start = max(source.rfind(end, 0, start) for end in line_ends)
+        prefix = source[line_start + 1 : start]
         if _code_shaped(prefix if isinstance(prefix, str) else prefix.decode("latin-1")):
             return True
     return False
@@ -132,7 +143,9 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     """`text` without top-level definitions that cannot matter to rules with these triggers.
 
     A file whose every mention of a trigger is inside a string or a comment has nothing to
-    parse (and is not syntax-checked either: TAP001 is for files whose code could matter)."""
+    parse (and is not syntax-checked either: TAP001 is for files whose code could matter).
+    Lines end at `\n` (or `\r\n`): the engine makes lone carriage returns newlines first
+    (`engine.with_newline_line_ends`)."""
     literals = Literals(text)
     positions = TriggerTest(triggers).positions(text)
     if all(literals.contains(position) for position in positions):
@@ -143,8 +156,6 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
         return SyntaxProblem(error.lineno or 1, error.offset or 1, error.msg)
     except ValueError as error:  # e.g. null bytes on older interpreters
         return SyntaxProblem(1, 1, str(error))
-    if text.count("\r") != text.count("\r\n"):
-        return SparseSource(text, ((1, 1),), tree)  # lone CR line ends: keep the line map trivial
     aliases = _import_aliases(text, tree, triggers)
     if aliases:
         positions = sorted([*positions, *TriggerTest(aliases).positions(text)])

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import ast
+import json
 
-from tests.cli_helpers import LOSS_OUTSIDE, run_cli, write
+import pytest
+
+from tests.cli_helpers import LOSS_OUTSIDE, UNFILTERED, run_cli, write
 
 BROKEN = "import tensorflow as tf\n\nwith tf.GradientTape() as tape\n    y = model(x)\n"
 
@@ -77,3 +80,54 @@ def test_unparsable_file_that_never_mentions_a_tape_is_skipped(project):
     write(project, "other.py", "def f(:\n")
     result = run_cli("check")
     assert (result.exit_code, result.stdout) == (0, "")
+
+
+LINE_ENDS = {"LF": "\n", "CRLF": "\r\n", "CR": "\r"}
+
+
+def _with_line_ends(text: str, end: str) -> bytes:
+    return text.replace("\n", end).encode()
+
+
+@pytest.mark.parametrize("snippet", [LOSS_OUTSIDE, UNFILTERED], ids=["tape", "apply-only"])
+@pytest.mark.parametrize("header", ["", "# a comment first\n"], ids=["code-first", "comment-first"])
+def test_lone_cr_crlf_and_lf_line_ends_give_the_same_findings_at_the_same_positions(
+    project, snippet, header
+):
+    for name, end in LINE_ENDS.items():
+        (project / f"{name}.py").write_bytes(_with_line_ends(header + snippet, end))
+    result = run_cli("check", "--no-cache", "--output-format", "json")
+    assert result.exit_code == 1, result.stderr
+    found = json.loads(result.stdout)
+    by_file = {name: [] for name in LINE_ENDS}
+    for d in found:
+        where = (d["code"], d["line"], d["column"], d["end_line"], d["end_column"])
+        by_file[d["path"].removesuffix(".py")].append(where)
+    assert by_file["LF"], result.stdout
+    assert by_file["CR"] == by_file["LF"] == by_file["CRLF"]
+
+
+def test_a_noqa_comment_silences_a_finding_in_a_file_with_lone_cr_line_ends(project):
+    lines = LOSS_OUTSIDE.splitlines()
+    lines[7] += "  # noqa: TAP101"
+    (project / "cr.py").write_bytes("\r".join(lines).encode() + b"\r")
+    result = run_cli("check", "--no-cache")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_a_package_with_lone_cr_line_ends_re_exports_as_with_newlines(project):
+    helper = "import tensorflow as tf\n\n\ndef grads(model, x):\n    with tf.GradientTape() as t:\n"
+    helper += (
+        "        loss = tf.reduce_mean(model(x))\n    return t.gradient(loss, model.weights)\n"
+    )
+    write(project, "pkg/helpers.py", helper)
+    step = "from pkg import grads\n\n\ndef step(model, opt, x):\n    g = grads(model, x)\n"
+    step += "    opt.apply_gradients(zip(g, model.trainable_variables))\n"
+    write(project, "train.py", step)
+    init = "# the package\nfrom .helpers import grads\n"
+    outputs = []
+    for end in LINE_ENDS.values():
+        (project / "pkg" / "__init__.py").write_bytes(_with_line_ends(init, end))
+        outputs.append(run_cli("check", "--no-cache").stdout)
+    assert outputs[0].startswith("train.py:6:5: TAP401 ")
+    assert outputs == [outputs[0]] * 3

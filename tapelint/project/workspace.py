@@ -32,7 +32,7 @@ from tapelint.checking import (
     first_pass,
 )
 from tapelint.config import Settings
-from tapelint.engine import FileAnalysis, ModuleContext, decode_source
+from tapelint.engine import FileAnalysis, ModuleContext, decode_source, with_newline_line_ends
 from tapelint.files import SourceFile, SourceKind, is_excluded, read_source
 from tapelint.project.imports import FROM_CLAUSE, IMPORT_STATEMENT, import_summary
 from tapelint.project.modules import ModuleLayout, ModuleName
@@ -41,6 +41,7 @@ from tapelint.project.views import View, build_view
 # An import statement (a superset: imports inside functions, or in strings, count too).
 _IMPORT_STATEMENT = re.compile(IMPORT_STATEMENT.encode(), re.MULTILINE)
 _WORD = re.compile(rb"\w+|\*")
+_LONE_CR = re.compile(rb"\r(?!\n)")  # an old Mac line end
 # What may stand before `import` on the line of an import statement.
 _BEFORE_IMPORT = re.compile((r"[ \t]*" + FROM_CLAUSE).encode())
 
@@ -227,7 +228,7 @@ class Project:
                 return summary
         self.loaded = (self.loaded[0], self.loaded[1] + 1)
         try:
-            summary = import_summary(decode_source(data), module)
+            summary = import_summary(with_newline_line_ends(decode_source(data)), module)
         except (UnicodeDecodeError, SyntaxError, LookupError):
             summary = None
         if self._cache is not None and key is not None:
@@ -237,7 +238,8 @@ class Project:
     def _may_bind(self, path: str, entry: _Module, wanted: str) -> bool:
         if entry.imported is None:
             words: set[str] = set()
-            for statement in _import_statements(self._read(path) or b""):
+            data = _LONE_CR.sub(b"\n", self._read(path) or b"")
+            for statement in _import_statements(data):
                 words.update(word.decode() for word in _WORD.findall(statement))
             entry.imported = frozenset(words)
         return wanted in entry.imported or "*" in entry.imported
