@@ -8,7 +8,6 @@ import re
 import tomllib
 from pathlib import Path
 
-import pytest
 from lupa import LuaRuntime
 
 ROOT = Path(__file__).resolve().parents[2]
