@@ -17,10 +17,10 @@ from typing import Any, NoReturn
 import click
 
 from tapelint.config import ConfigError, Settings, load_settings
-from tapelint.fixer import fixable_count
 from tapelint.output import FORMATS, HUMAN, Rendering
 from tapelint.output.fixes import render_fixable, render_fixed
 from tapelint.output.statistics import count_by_code, render_json, render_text
+from tapelint.output.summary import count, summary
 from tapelint.output.text import render_marking_fixable
 from tapelint.progress import ProgressDisplay
 from tapelint.registry import all_rules, rule_by_code_or_name
@@ -245,9 +245,9 @@ def check(
     for error in report.errors:
         _error(error)
     if output_format in HUMAN and not quiet:
-        summary = _summary(report, options)
-        if summary:
-            click.echo(summary, err=True)
+        line = summary(report, options)
+        if line:
+            click.echo(line, err=True)
     if report.errors:
         return EXIT_ERROR
     found = report.diffs if diff else report.diagnostics
@@ -278,8 +278,8 @@ def _noqa_outcome(report: Report, quiet: bool) -> int:
     for error in report.errors:
         _error(error)
     if report.noqa_added and not quiet:
-        added = _count(report.noqa_added, "noqa directive")
-        click.echo(f"Added {added} to {_count(len(report.noqa_paths), 'file')}.", err=True)
+        added = count(report.noqa_added, "noqa directive")
+        click.echo(f"Added {added} to {count(len(report.noqa_paths), 'file')}.", err=True)
     return EXIT_ERROR if report.errors else EXIT_CLEAN
 
 
@@ -338,35 +338,6 @@ def _settings(
         ignore=given["--ignore"],
         preview=preview,
     )
-
-
-def _summary(report: Report, options: Options) -> str | None:
-    """One line for stderr: how many problems, how many fixed, how many could be."""
-    if options.diff:
-        if not report.fixed:
-            return None
-        files = len(report.fixed_paths)
-        return f"Would fix {_count(report.fixed, 'problem')} in {_count(files, 'file')}."
-    remaining = report.diagnostics
-    total = len(remaining) + report.fixed
-    if not total:
-        return None
-    files = len({d.path for d in remaining} | set(report.fixed_paths))
-    notes = []
-    if report.fixed:
-        notes.append(f"{report.fixed} fixed, {len(remaining)} remaining")
-    fixable = fixable_count(remaining, unsafe=options.unsafe_fixes)
-    if fixable and not options.fix:
-        notes.append(f"{fixable} fixable with --fix")
-    hidden = 0 if options.unsafe_fixes else fixable_count(remaining, unsafe=True) - fixable
-    if hidden:
-        notes.append(f"{hidden} more fixable with --unsafe-fixes")
-    suffix = f" ({'; '.join(notes)})" if notes else ""
-    return f"Found {_count(total, 'problem')} in {_count(files, 'file')}{suffix}."
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 @cli.command("rule")

@@ -51,7 +51,7 @@ CONTINUED_ADDED = CONTINUED.replace("as tape:\n", "as tape:  # noqa: TAP103\n")
 
 def check_finds_nothing() -> None:
     result = run_cli("check")
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "All checks passed!\n")
 
 
 def test_add_noqa_silences_every_finding_and_changes_nothing_else(project: Path) -> None:

@@ -48,7 +48,7 @@ def test_undecodable_bytes_are_tap002(project):
 def test_empty_file_is_fine(project):
     write(project, "empty.py", "")
     result = run_cli("check")
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "All checks passed!\n")
 
 
 def test_file_with_a_bom_is_checked_with_unshifted_columns(project):
@@ -112,7 +112,7 @@ def test_a_noqa_comment_silences_a_finding_in_a_file_with_lone_cr_line_ends(proj
     lines[7] += "  # noqa: TAP101"
     (project / "cr.py").write_bytes("\r".join(lines).encode() + b"\r")
     result = run_cli("check", "--no-cache")
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "All checks passed!\n")
 
 
 def test_a_package_with_lone_cr_line_ends_re_exports_as_with_newlines(project):

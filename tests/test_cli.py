@@ -34,10 +34,14 @@ def mixed(project):
     return project
 
 
-def test_clean_code_exits_0_and_prints_nothing(project):
+def test_clean_code_exits_0_and_says_all_checks_passed_on_stderr(project):
     write(project, "train.py", CLEAN)
     result = run_cli("check")
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "All checks passed!\n")
+    quiet = run_cli("check", "-q")
+    assert (quiet.exit_code, quiet.stdout, quiet.stderr) == (0, "", "")
+    as_json = run_cli("check", "--output-format", "json")
+    assert (as_json.stdout, as_json.stderr) == ("[]\n", "")
 
 
 def test_text_format_is_flake8_form_with_a_summary_on_stderr(project):
@@ -108,7 +112,7 @@ def test_ignore_removes_rules_by_code_prefix_or_name(mixed):
 
 def test_selecting_nothing_that_applies_exits_0(mixed):
     result = run_cli("check", "--select", "TAP301")
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "All checks passed!\n")
 
 
 @pytest.mark.parametrize(

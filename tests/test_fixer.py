@@ -111,7 +111,7 @@ def test_noqa_diagnostic_is_never_fixed(project):
     )
     path = write(project, "train.py", source)
     result = run_cli("check", "--fix")
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "All checks passed!\n")
     assert path.read_text() == source
     assert run_cli("check", "--diff", "--unsafe-fixes").stdout == ""
 
@@ -260,4 +260,4 @@ def test_unfiltered_apply_fix_is_unsafe_and_filters_and_reports(project):
         "    optimizer.apply_gradients([(g, v) for g, v in zip(grads, "
         "model.trainable_variables) if g is not None])\n"
     ) in fixed
-    assert run_cli("check", "--fix", "--unsafe-fixes").stderr == ""
+    assert run_cli("check", "--fix", "--unsafe-fixes").stderr == "All checks passed!\n"
