@@ -26,7 +26,13 @@ from tapelint.call_starts import CallStarts
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position, Related
 from tapelint.registry import rule_by_code_or_name
 from tapelint.rule import Finding, NodeEdit, Rule
-from tapelint.source import SparseSource, SyntaxProblem, TriggerTest, relevant_source
+from tapelint.source import (
+    SparseSource,
+    SyntaxProblem,
+    TriggerTest,
+    relevant_source,
+    too_deeply_nested,
+)
 from tapelint.suppression import unsuppressed
 
 
@@ -133,10 +139,28 @@ class Linter:
         context: ModuleContext,
         origin: LineOrigin | None,
     ) -> FileAnalysis:
-        lines = text.split("\n")
         sparse = relevant_source(text, self.triggers)
         if isinstance(sparse, SyntaxProblem):
             return FileAnalysis(self._syntax_error(path, sparse))
+        try:
+            return self._analyze_sparse(sparse, text, path, is_notebook, context, origin)
+        except RecursionError:
+            # Python's parser took it, libcst's tree of it is too deep for Python's stack.
+            deepest = too_deeply_nested(sparse.tree if sparse.tree is not None else text)
+            if deepest is None:
+                raise  # not the file's nesting: an engine bug
+            return FileAnalysis(self._syntax_error(path, deepest))
+
+    def _analyze_sparse(
+        self,
+        sparse: SparseSource,
+        text: str,
+        path: str,
+        is_notebook: bool,
+        context: ModuleContext,
+        origin: LineOrigin | None,
+    ) -> FileAnalysis:
+        lines = text.split("\n")
         try:
             module = cst.parse_module(sparse.text)
         except cst.ParserSyntaxError as error:

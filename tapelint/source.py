@@ -156,6 +156,8 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
         return SyntaxProblem(error.lineno or 1, error.offset or 1, error.msg)
     except ValueError as error:  # e.g. null bytes on older interpreters
         return SyntaxProblem(1, 1, str(error))
+    except (RecursionError, MemoryError):  # how CPython's parser rejects deep nesting
+        return SyntaxProblem(1, 1, "nested too deeply for Python's parser")
     aliases = _import_aliases(text, tree, triggers)
     if aliases:
         positions = sorted([*positions, *TriggerTest(aliases).positions(text)])
@@ -424,3 +426,33 @@ def _without(text: str, dropped: list[tuple[int, int]]) -> SparseSource:
     if not segments:
         segments.append((1, 1))
     return SparseSource("".join(kept), tuple(segments))
+
+
+# Levels of nesting (statements and expressions of Python's syntax tree) below which a
+# file is never too deep to check: libcst's tree is walked recursively, and Python's stack
+# ends near 300 levels of `a + a + ...` (each level takes several frames); ordinary code is
+# nested less than 30 levels. A recursion error in a file nested less is an engine bug.
+DEEP_NESTING = 100
+
+
+def too_deeply_nested(source: ast.Module | str) -> SyntaxProblem | None:
+    """The TAP001 problem of a module (its `ast` tree, or its text) nested DEEP_NESTING
+    levels or more, at its deepest node; None when it is nested less."""
+    if isinstance(source, str):
+        try:
+            source = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return SyntaxProblem(1, 1, "nested too deeply for Python's parser")
+    deepest: tuple[int, ast.AST] = (0, source)
+    pending: list[tuple[ast.AST, int]] = [(source, 0)]
+    while pending:
+        node, depth = pending.pop()
+        deepest = max(deepest, (depth, node), key=lambda found: found[0])
+        for child in ast.iter_child_nodes(node):
+            if hasattr(child, "lineno"):  # not an operator or a context
+                pending.append((child, depth + 1))
+    depth, node = deepest
+    if depth < DEEP_NESTING:
+        return None
+    line, column = getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1
+    return SyntaxProblem(line, column, f"nested too deeply for libcst ({depth} levels)")

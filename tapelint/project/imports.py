@@ -42,7 +42,7 @@ def import_summary(text: str, module: ModuleName) -> ModuleSummary | None:
     if tree is None:
         try:
             tree = ast.parse(text)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):  # deep nesting too
             return None
     return summary_of(tree, module)
 
@@ -68,7 +68,7 @@ def line_start_imports(text: str) -> ast.Module | None:
         covered = statement.end()
     try:
         return ast.parse("\n".join(statements))
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # deep nesting too
         return None
 
 
