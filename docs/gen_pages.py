@@ -1,14 +1,16 @@
-"""An MkDocs hook (mkdocs.yml's `hooks:`) that generates the rule pages at build time.
+"""An MkDocs hook (mkdocs.yml's `hooks:`) that generates pages at build time.
 
 Each rule's page, `rules/CODE.md`, is the rule's own documentation, the text
 `tapelint rule CODE` prints, so the site cannot drift from the code; `rules/index.md` lists
 them all. The pages are added to the navigation under "Rules", in code order. The URL of a
 page is what `Rule.docs_url()` links to (SARIF's `helpUri`, the language server's
-`codeDescription`).
+`codeDescription`). `changelog.md` is the repository's CHANGELOG.md, which stays at the top
+of the repository where people and tools look for it.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from mkdocs.config.defaults import MkDocsConfig
@@ -59,6 +61,8 @@ def on_config(config: MkDocsConfig) -> MkDocsConfig:
 
 
 def on_files(files: Files, config: MkDocsConfig, **_: Any) -> Files:
+    changelog = Path(config.config_file_path).parent / "CHANGELOG.md"
+    files.append(File.generated(config, "changelog.md", abs_src_path=str(changelog)))
     files.append(File.generated(config, "rules/index.md", content=rules_index()))
     for rule in all_rules():
         files.append(File.generated(config, f"rules/{rule.code}.md", content=rule_page(rule)))
