@@ -52,6 +52,7 @@ from tapelint.analysis.summaries import ModuleSummary
 from tapelint.config import Settings
 from tapelint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Related, Severity
 from tapelint.engine import FileAnalysis
+from tapelint.registry import rule_by_code_or_name
 
 # Bump when the entry format changes.
 FORMAT = 3
@@ -62,8 +63,17 @@ _CACHEDIR_TAG = (
     "# For information about cache directory tags see https://bford.info/cachedir/\n"
 )
 
-# What a corrupt or foreign entry raises while it is decoded: a miss.
-_UNREADABLE = (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError)
+# What a corrupt or foreign entry raises while it is decoded: a miss. (`json` raises a
+# RecursionError on deeply nested arrays or objects.)
+_UNREADABLE = (
+    OSError,
+    ValueError,
+    KeyError,
+    TypeError,
+    IndexError,
+    AttributeError,
+    RecursionError,
+)
 
 
 class ResultCache:
@@ -115,10 +125,9 @@ class ResultCache:
         """A file's analysis, or None for a miss (absent, unreadable or corrupt)."""
         try:
             entry = self._read(key)
-            summary = entry["summary"]
             return FileAnalysis(
                 diagnostics=_diagnostics(entry["diagnostics"]),
-                summary=None if summary is None else ModuleSummary.from_json(summary),
+                summary=_summary(entry["summary"]),
                 asked=frozenset(_strings(entry["asked"])),
             )
         except _UNREADABLE:
@@ -162,8 +171,7 @@ class ResultCache:
     def get_imports(self, key: str) -> tuple[bool, ModuleSummary | None]:
         """(found, the bindings: None for a module that does not parse)."""
         try:
-            summary = self._read(key)["summary"]
-            return True, None if summary is None else ModuleSummary.from_json(summary)
+            return True, _summary(self._read(key)["summary"])
         except _UNREADABLE:
             return False, None
 
@@ -239,6 +247,17 @@ def _encode(diagnostic: Diagnostic) -> dict[str, Any]:
     }
 
 
+def _summary(data: Any) -> ModuleSummary | None:
+    """A stored summary, as long as it is exactly what storing it wrote: decoding takes
+    any value for a name, so a value of the wrong type would be trusted otherwise."""
+    if data is None:
+        return None
+    summary = ModuleSummary.from_json(data)
+    if summary.to_json() != data:
+        raise TypeError("not a summary tapelint wrote")
+    return summary
+
+
 def _diagnostics(items: Any) -> list[Diagnostic]:
     if not isinstance(items, list):
         raise TypeError("expected a list")
@@ -247,12 +266,15 @@ def _diagnostics(items: Any) -> list[Diagnostic]:
 
 def _diagnostic(item: dict[str, Any]) -> Diagnostic:
     fix = item["fix"]
+    rule = rule_by_code_or_name(_string(item["code"]))
+    if rule is None or (rule.code, rule.name) != (item["code"], item["name"]):
+        raise ValueError("not a rule of this tapelint")
     return Diagnostic(
         path=_string(item["path"]),
         start=Position(*_ints(item["start"], 2)),
         end=Position(*_ints(item["end"], 2)),
-        code=_string(item["code"]),
-        name=_string(item["name"]),
+        code=rule.code,
+        name=rule.name,
         severity=Severity(item["severity"]),
         message=_string(item["message"]),
         cell=_cell(item["cell"]),
@@ -292,8 +314,9 @@ def _string(value: Any) -> str:
 
 
 def _ints(values: Any, count: int) -> list[int]:
+    """`count` positive integers: lines, columns and cells all count from 1."""
     if not isinstance(values, list) or len(values) != count:
         raise TypeError(f"expected {count} integers")
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        raise TypeError(f"expected {count} integers")
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values):
+        raise TypeError(f"expected {count} positive integers")
     return values

@@ -3,6 +3,8 @@ is never stale (an edited file, a changed configuration, a new tapelint version)
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import tapelint
@@ -225,3 +227,61 @@ def test_the_cache_never_changes_what_a_real_process_prints(default_cache):
     assert (warm.exit_code, warm.stdout, warm.stderr) == (cold.exit_code, cold.stdout, cold.stderr)
     assert [c for _, c in cold.codes()] == ["TAP101", "TAP103", "TAP001"]
     assert len(entries(default_cache)) == 3
+
+
+def _deeply_nested(entry: dict) -> bytes:
+    return b'{"diagnostics": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+
+
+def _negative_line(entry: dict) -> dict:
+    entry["diagnostics"][0]["start"] = [-1, 12]
+    return entry
+
+
+def _negative_cell(entry: dict) -> dict:
+    entry["diagnostics"][0]["cell"] = -1
+    return entry
+
+
+def _unknown_code(entry: dict) -> dict:
+    entry["diagnostics"][0]["code"] = "XYZ999"
+    return entry
+
+
+def _code_of_another_rule(entry: dict) -> dict:
+    entry["diagnostics"][0]["name"] = "unfiltered-gradients"
+    return entry
+
+
+def _summary_of_wrong_types(entry: dict) -> dict:
+    entry["summary"]["aliases"] = {"tf": 7}
+    return entry
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        _deeply_nested,
+        _negative_line,
+        _negative_cell,
+        _unknown_code,
+        _code_of_another_rule,
+        _summary_of_wrong_types,
+    ],
+)
+def test_an_entry_of_valid_json_that_tapelint_did_not_write_is_a_miss(
+    default_cache, parses, corrupt
+):
+    write(default_cache.parent, "train.py", LOSS_OUTSIDE)
+    cold = run_cli("check")
+    (entry,) = entries(default_cache)
+    changed = corrupt(json.loads(entry.read_bytes()))
+    entry.write_bytes(changed if isinstance(changed, bytes) else json.dumps(changed).encode())
+    for _ in range(2):  # the second run reads the entry the first one wrote in its place
+        again = run_cli("check")
+        assert (again.exit_code, again.stdout, again.stderr) == (
+            cold.exit_code,
+            cold.stdout,
+            cold.stderr,
+        )
+    assert len(parses) == 2
