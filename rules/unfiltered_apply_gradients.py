@@ -4,7 +4,7 @@ import libcst as cst
 
 from tapelint.analysis import FileModel
 from tapelint.analysis.appliers import helper_applies
-from tapelint.analysis.differentiability import every_source_reaches
+from tapelint.analysis.differentiability import no_gradient_lost_silently
 from tapelint.analysis.disconnection import discarded_output
 from tapelint.analysis.gradients import (
     GradientFlow,
@@ -36,7 +36,9 @@ class UnfilteredApplyGradients(Rule):
     replacement with `is not None` / `is None` on the gradients (a comprehension or a loop),
     an explicit check that raises or logs, or `unconnected_gradients=ZERO` on the gradient
     call. Not reported where no gradient can be None: sources named one by one that the
-    loss certainly uses, or `tape.watched_variables()`.
+    loss certainly uses, or `tape.watched_variables()`; nor where there is one source
+    (`tape.gradient(loss, [patch])`): when its gradient is None, Keras raises "No gradients
+    provided for any variable", so nothing is dropped silently.
 
     `x.apply(grads, variables)` counts only when `x` is known to be a Keras optimizer (built
     by a Keras constructor, annotated as one, or the `self.optimizer` that `compile()` gives
@@ -135,9 +137,9 @@ def _reported(model: FileModel, flow: GradientFlow, scope: Scope, stmt: cst.CSTN
     if (
         not flow.external
         and not flow.received
-        and all(every_source_reaches(model, origin) for origin in flow.origins)
+        and all(no_gradient_lost_silently(model, origin) for origin in flow.origins)
     ):
-        return False  # `tape.gradient(loss, [w, b])` where the loss is computed from both
+        return False  # `[w, b]` the loss is computed from both of, or one source: `[patch]`
     if is_test_code(model, scope):
         return any(discarded_output(model, origin.tape) for origin in flow.origins)
     return True

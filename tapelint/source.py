@@ -188,8 +188,7 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     # Names in docstrings and comments refer to nothing (a class docstring's `model.fit(...)`
     # example must not keep `fit`).
     code = literals.blanked(text)
-    without_all = _without(code, [(first, last) for _, first, last in candidates])
-    referenced = set(_IDENTIFIER.findall(without_all.text))
+    referenced = _referenced(code, candidates)
     dropped = [(first, last) for name, first, last in candidates if name not in referenced]
     if imports:
         # Then the imports that nothing kept (the helpers just kept included) refers to.
@@ -199,6 +198,27 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     if not dropped:
         return SparseSource(text, ((1, 1),), tree)
     return dataclasses.replace(_without(text, dropped), tree=tree)
+
+
+def _referenced(code: str, candidates: list[tuple[str, int, int]]) -> set[str]:
+    """The names that the code which matters refers to, with those that the helpers it
+    refers to refer to, transitively: a loss method that calls another method of the class
+    (`self._loss` calling `self._predictions`), which a rule may follow too."""
+    without_all = _without(code, [(first, last) for _, first, last in candidates])
+    referenced = set(_IDENTIFIER.findall(without_all.text))
+    lines = code.splitlines(keepends=True)
+    pending = [c for c in candidates if c[0] in referenced]
+    inside: dict[tuple[str, int, int], set[str]] = {}
+    while pending:
+        candidate = pending.pop()
+        if candidate not in inside:
+            _, first, last = candidate
+            inside[candidate] = set(_IDENTIFIER.findall("".join(lines[first - 1 : last])))
+        new = inside[candidate] - referenced
+        if new:
+            referenced |= new
+            pending += [c for c in candidates if c[0] in new]
+    return referenced
 
 
 def _with_callers(

@@ -28,7 +28,7 @@ from weakref import WeakKeyDictionary
 import libcst as cst
 
 from tapelint.analysis.dataflow import Watched
-from tapelint.analysis.expressions import argument_value, elements
+from tapelint.analysis.expressions import NESTED_CODE, argument_value, descendants, elements
 from tapelint.analysis.model import Def, DefKind, FileModel, Scope, TapeCall, is_recording
 from tapelint.analysis.names import dotted_name, is_tensorflow
 
@@ -171,6 +171,37 @@ def every_source_reaches(model: FileModel, call: TapeCall) -> bool:
         _Walk(model, call, watched, name, False, globals_read=True).reach(target) is Reach.DIFF
         for name in names
     )
+
+
+def no_gradient_lost_silently(model: FileModel, call: TapeCall) -> bool:
+    """Whether a None gradient of the call cannot pass unnoticed: no gradient can be None
+    (`every_source_reaches`), or the call has one source (`[patch]`, a single watched
+    tensor) that the target may read. With one source there is nothing partial to filter: a
+    Keras optimizer raises "No gradients provided for any variable" when its only gradient is
+    None (measured on TensorFlow 2.21), and an op on that gradient raises at once. A single
+    source the target certainly does not read is still a wiring mistake worth reporting."""
+    if every_source_reaches(model, call):
+        return True
+    source = _one_source(model, call)
+    target = argument_value(call.node, 0, "target")
+    if source is None or target is None:
+        return False
+    walk = _Walk(model, call, Watched(model, call), source, False, globals_read=True)
+    return walk.reach(target) >= Reach.UNKNOWN
+
+
+def _one_source(model: FileModel, call: TapeCall) -> str | None:
+    """The name of the call's only source (`[self._patch]`, `x`), if it has one."""
+    sources = argument_value(call.node, 1, "sources")
+    if sources is None:
+        return None
+    sources = _written_out_list(model, sources)
+    if isinstance(sources, (cst.List, cst.Tuple)):
+        parts = list(elements(sources))
+        return dotted_name(parts[0]) if len(parts) == 1 else None
+    if isinstance(sources, cst.Name) and _is_one_value(model, sources, call.scope):
+        return sources.value
+    return None
 
 
 def _written_out_list(model: FileModel, sources: cst.BaseExpression) -> cst.BaseExpression:
@@ -323,6 +354,9 @@ class _Walk:
         dotted = dotted_name(attribute)
         if dotted is not None and not self.is_model and dotted == self.origin:
             return Reach.DIFF
+        assigned = self._assigned_earlier_in_block(attribute, dotted)
+        if assigned is not None:
+            return self.reach(assigned)
         root = attribute.value
         while isinstance(root, cst.Attribute):
             root = root.value
@@ -334,6 +368,36 @@ class _Walk:
             # source elsewhere; only a module's attributes (`tf.float32`) are constants.
             return Reach.UNKNOWN
         return reach
+
+    def _assigned_earlier_in_block(
+        self, attribute: cst.Attribute, dotted: str | None
+    ) -> cst.BaseExpression | None:
+        """The value of `self.mask = ...` when that is the one assignment of the attribute
+        in the function, made by a statement of the tape's block before the one that reads
+        it: the read gets that value, recorded by this tape."""
+        if dotted is None or not dotted.startswith("self.") or self.is_model:
+            return None
+        if not isinstance(self.scope.node, cst.FunctionDef):
+            return None
+        assignments = [
+            node
+            for node in descendants(self.scope.node.body, skip=NESTED_CODE)
+            if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign))
+            and any(dotted_name(t) == dotted for t in _assignment_targets(node))
+        ]
+        if len(assignments) != 1 or not isinstance(assignments[0], cst.Assign):
+            return None
+        (assignment,) = assignments
+        for block in self.call.tape.blocks:
+            body = block.body.body if isinstance(block.body, cst.IndentedBlock) else ()
+            order = {id(line): i for i, line in enumerate(body)}
+            holder = next((line for line in body if assignment in line.children), None)
+            reader = next(
+                (line for line in body if any(n is attribute for n in descendants(line))), None
+            )
+            if holder is not None and reader is not None and order[id(holder)] < order[id(reader)]:
+                return assignment.value
+        return None
 
     def _is_module(self, root: cst.BaseExpression) -> bool:
         if not isinstance(root, cst.Name):
@@ -374,6 +438,8 @@ class _Walk:
             self._reads_origin_as_global(func) or self._method_reads_origin(func)
         ):
             return Reach.DIFF
+        if self.globals_read and self._method_ignores_origin(func):
+            return max((self.reach(a) for a in arguments), default=Reach.CONST)
         # A function or object this analysis does not know: it may use the source itself.
         operands = [self.reach(a) for a in arguments]
         if isinstance(func, cst.Attribute):
@@ -459,22 +525,31 @@ class _Walk:
                 return True
         return False
 
-    def _method_reads_origin(self, func: cst.BaseExpression) -> bool:
-        """`self.alpha_loss(...)`, a method of the tape's own class that reads the source
-        attribute (`self._log_alpha`) itself."""
-        if not self.origin.startswith("self.") or not isinstance(func, cst.Attribute):
-            return False
-        if dotted_name(func.value) != "self":
-            return False
+    def _own_method(self, func: cst.BaseExpression) -> str | None:
+        """`m` of `self.m`, when the tape's own class defines a method `m`."""
+        if not isinstance(func, cst.Attribute) or dotted_name(func.value) != "self":
+            return None
         owner = self.scope.parent
         if owner is None or not isinstance(owner.node, cst.ClassDef):
+            return None
+        return func.attr.value if _methods_of(self.model, owner).get(func.attr.value) else None
+
+    def _method_reads_origin(self, func: cst.BaseExpression) -> bool:
+        """`self.alpha_loss(...)`, a method of the tape's own class that reads the source
+        attribute (`self._log_alpha`) itself or through the methods of the class it calls
+        (`self._loss` calling `self._predictions`, which reads `self._patch`)."""
+        method = self._own_method(func)
+        if method is None or not self.origin.startswith("self."):
             return False
-        return any(
-            d.kind is DefKind.DEFINITION
-            and isinstance(d.stmt, cst.FunctionDef)
-            and self.origin in _self_attributes_read(self.model, d.stmt)
-            for d in self.model.scope_defs[owner].get(func.attr.value, ())
-        )
+        return self.origin in _mentioned_through_methods(self.model, self.scope.parent, method)
+
+    def _method_ignores_origin(self, func: cst.BaseExpression) -> bool:
+        """A method of the tape's own class that never mentions the source attribute, nor do
+        the methods of the class it calls: it sees the source only through its arguments."""
+        method = self._own_method(func)
+        if method is None or not self.origin.startswith("self."):
+            return False
+        return self.origin not in _mentioned_through_methods(self.model, self.scope.parent, method)
 
     def _is_pure_callable(self, func: cst.BaseExpression) -> bool:
         """A Keras loss or metric object (`bce = tf.keras.losses.BinaryCrossentropy()`):
@@ -544,6 +619,46 @@ def _self_attributes_read(model: FileModel, method: cst.FunctionDef) -> frozense
         method.visit(collector)
         found = per_model[method] = frozenset(collector.names)
     return found
+
+
+def _assignment_targets(
+    node: cst.Assign | cst.AugAssign | cst.AnnAssign,
+) -> list[cst.BaseExpression]:
+    if isinstance(node, cst.Assign):
+        return [target.target for target in node.targets]
+    return [node.target]
+
+
+def _methods_of(model: FileModel, owner: Scope) -> dict[str, list[cst.FunctionDef]]:
+    """The methods a class scope defines, by name."""
+    found: dict[str, list[cst.FunctionDef]] = {}
+    for name, defs in model.scope_defs[owner].items():
+        methods = [
+            d.stmt
+            for d in defs
+            if d.kind is DefKind.DEFINITION and isinstance(d.stmt, cst.FunctionDef)
+        ]
+        if methods:
+            found[name] = methods
+    return found
+
+
+def _mentioned_through_methods(model: FileModel, owner: Scope, method: str) -> frozenset[str]:
+    """The `self.name` attributes that method `method` of the class mentions, with those of
+    every method of the class it reaches through `self.other(...)`, transitively."""
+    methods = _methods_of(model, owner)
+    mentioned: set[str] = set()
+    pending, seen = [method], set()
+    while pending:
+        name = pending.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for function in methods.get(name, ()):
+            reads = _self_attributes_read(model, function)
+            mentioned |= reads
+            pending += [read[len("self.") :] for read in reads if read[len("self.") :] in methods]
+    return frozenset(mentioned)
 
 
 class _SelfAttributes(cst.CSTVisitor):

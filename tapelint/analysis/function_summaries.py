@@ -25,7 +25,7 @@ from tapelint.analysis.callees import (
     local_name,
     qualified_name,
 )
-from tapelint.analysis.differentiability import every_source_reaches
+from tapelint.analysis.differentiability import no_gradient_lost_silently
 from tapelint.analysis.expressions import in_execution_order, statements
 from tapelint.analysis.gradients import (
     GradientFlow,
@@ -247,7 +247,7 @@ class _Summarizer:
                 [
                     self._raw_site(origin)
                     for origin in flow.origins
-                    if not every_source_reaches(self.model, origin)
+                    if not no_gradient_lost_silently(self.model, origin)
                 ]
                 + [self._received_site(call, function) for call in flow.received]
             ),

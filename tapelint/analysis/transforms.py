@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from tapelint.analysis.differentiability import every_source_reaches
+from tapelint.analysis.differentiability import no_gradient_lost_silently
 from tapelint.analysis.expressions import (
     argument_value,
     names_in,
@@ -192,9 +192,11 @@ def _reads(model: FileModel, test: cst.BaseExpression, defs: frozenset[Def]) -> 
 
 def _cannot_be_none(model: FileModel, flow: GradientFlow) -> bool:
     """None is handled on the way, or no gradient can be None: each gradient call's sources
-    are named one by one and the target depends on all of them (`[w1, b1, w2, b2]`)."""
+    are named one by one and the target depends on all of them (`[w1, b1, w2, b2]`), or it
+    has one source, whose None gradient leaves the step nothing to train and raises at the
+    first op anyway (`[-g for g in tape.gradient(loss, [patch])]`)."""
     return handles_none(model, flow) or all(
-        every_source_reaches(model, origin) for origin in flow.origins
+        no_gradient_lost_silently(model, origin) for origin in flow.origins
     )
 
 

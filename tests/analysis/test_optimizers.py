@@ -30,7 +30,9 @@ def _library(setup: str, expr: str) -> Library | None:
         ("sonnet.optimizers.Adam", Library.OTHER),
         ("sonnet.Optimizer", Library.OTHER),
         ("mylib.training.LionOptimizer", Library.OTHER),
-        ("tensorflow.train.AdamOptimizer", None),
+        ("tensorflow.train.AdamOptimizer", Library.OTHER),  # TF1: skips None itself
+        ("tensorflow.compat.v1.train.GradientDescentOptimizer", Library.OTHER),
+        ("tensorflow.train.Checkpoint", None),
         ("numpy.array", None),
         ("mylib.layers.Dense", None),
     ],

@@ -400,8 +400,16 @@ def test_zero_for_unconnected_gradients_is_never_none():
 
 @pytest.mark.parametrize(
     ("sources", "expected"),
-    [("[w]", ["a * 2"]), ("m.trainable_weights + [w]", ["a * 2"]), ("w", []), ("unknown_name", [])],
-    ids=["literal-list", "sum", "one-variable", "unknown"],
+    [
+        ("[w, x]", ["a * 2"]),
+        ("m.trainable_weights + [w]", ["a * 2"]),
+        ("w", []),
+        ("unknown_name", []),
+        # One source that the loss may read: a None gradient leaves nothing to train and
+        # raises at the first op anyway.
+        ("[w]", []),
+    ],
+    ids=["literal-list", "sum", "one-variable", "unknown", "one-source-list"],
 )
 def test_transforms_need_a_list_of_gradients(sources, expected):
     assert _transforms("c = [a * 2 for a in g]\n", sources) == expected
