@@ -102,7 +102,8 @@ def _rule_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, type=click.Path())
+# Not `readable`: a file that cannot be read is its own TAP002 finding, not a usage error.
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @_rule_selection_options
 @click.option(
     "--output-format",

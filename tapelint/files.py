@@ -12,6 +12,9 @@ Rules of the walk:
   one by one), unless `force_exclude`. An excluded directory named explicitly is walked as
   if it were a project root of its own.
 - Every file is reported once (by resolved path), in sorted order.
+- A file that cannot be read is a TAP002 finding, whether it was found by walking or named
+  on the command line (even in a directory that cannot be searched); the other paths are
+  checked as usual. Only a named path that does not exist is an error.
 """
 
 from __future__ import annotations
@@ -60,7 +63,12 @@ def discover(
     missing: list[str] = []
     for given in paths:
         path = os.path.abspath(given)
-        if not os.path.exists(path):
+        try:
+            os.stat(path)
+        except PermissionError:  # in a directory that cannot be searched: its TAP002 says so
+            found.setdefault(path, path)
+            continue
+        except (OSError, ValueError):  # absent, a dangling link, a NUL in the name
             missing.append(given)
             continue
         for real, file in walker.expand(path, force_exclude=force_exclude):

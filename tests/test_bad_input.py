@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import ast
+import ctypes
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -176,3 +180,51 @@ def test_a_deeply_nested_module_read_for_its_imports_is_unknown_not_an_error(pro
     assert "error" not in result.stderr
     assert result.exit_code == 1
     assert result.codes() == [("loose.py", "TAP101")]  # what `grads` does is unknown
+
+
+def _without_root_privileges() -> None:
+    """In the child, before it runs tapelint: as root, give up overriding file permissions
+    (dropped from the capability bounding set, so the exec'd interpreter never has them)."""
+    if os.geteuid() != 0:
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH):
+        if libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH = 24, 1, 2
+
+
+def _check_unprivileged(project, *paths: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tapelint", "check", "--no-cache", *paths],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        preexec_fn=_without_root_privileges,
+    )
+
+
+def test_an_unreadable_file_named_on_the_command_line_is_tap002_like_one_found_by_walking(
+    project,
+):
+    write(project, "a.py", LOSS_OUTSIDE)
+    write(project, "b.py", LOSS_OUTSIDE).chmod(0)
+    write(project, "closed/c.py", LOSS_OUTSIDE)
+    (project / "closed").chmod(0)
+    try:
+        named = _check_unprivileged(project, "b.py", "a.py", "closed/c.py")
+        walked = _check_unprivileged(project, ".")
+    finally:
+        (project / "closed").chmod(0o755)
+    assert named.returncode == 1, named.stderr
+    assert named.stdout.splitlines() == [
+        walked.stdout.splitlines()[0],
+        "b.py:1:1: TAP002 cannot read: Permission denied",
+        "closed/c.py:1:1: TAP002 cannot read: Permission denied",
+    ]
+    assert walked.stdout.splitlines()[:2] == named.stdout.splitlines()[:2]
+    assert walked.stdout.startswith("a.py:8:12: TAP101 ")
