@@ -17,7 +17,7 @@ from tapelint.analysis.model import (
     TapeCall,
     is_recording,
 )
-from tapelint.analysis.names import ImportTable, dotted_name
+from tapelint.analysis.names import ImportTable, dotted_name, is_tensorflow
 
 # Attributes and calls that yield metadata (shapes, sizes, dtypes) or cut the gradient on
 # purpose: what comes out of them carries no gradient to lose.
@@ -139,11 +139,34 @@ class Watched:
             and d.kind is not DefKind.PARAM
             and is_recording(d.ctx, self.tape)
         ):
-            result = self.derives(d.value)
+            result = self._unpacked_derives(d) if d.kind is DefKind.UNPACK else None
+            if result is None:
+                result = self.derives(d.value)
             if not result and d.kind is DefKind.AUG:
                 result = self.derives(d.target)
         self._derived[d] = result
         return result
+
+    def _unpacked_derives(self, d: Def) -> bool | None:
+        """One element of an unpacked value (`x_in, y_in = ...`): a written-out tuple holds
+        its elements, each derived or not on its own (`images, labels = x, y`). A call of
+        anything but TensorFlow or a watched model returns elements nobody here knows the
+        making of: the labels a preprocessing helper returns beside the preprocessed inputs
+        (`x, y = self._preprocess(x_watched, y)`) are not computed from those inputs, so
+        such an element is not taken for derived. None: decide on the whole value."""
+        element = d.bound_value()
+        if element is not None:
+            return self.derives(element)
+        value = d.value
+        if not isinstance(value, cst.Call):
+            return None
+        func = value.func
+        if dotted_name(func) in self.callables or self._is_submodel(func):
+            return None  # `logits, features = model(x)`: a watched model's outputs
+        qualified = self.model.imports.qualify(func)
+        if qualified is not None and (is_tensorflow(qualified) or qualified.startswith("keras.")):
+            return None  # `a, b = tf.split(x, 2)`: TensorFlow ops compute from their operands
+        return False
 
 
 def _methods_of_enclosing_class(model: FileModel, call: TapeCall) -> set[str]:
