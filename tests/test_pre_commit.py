@@ -1,19 +1,25 @@
-"""The pre-commit hook, through real `pre-commit try-repo` against this repository.
+"""The pre-commit hook, through the real pre-commit: `pre-commit try-repo` against this
+repository, and the two configuration snippets the documentation gives (a commit pin and a
+release tag) against a clone of it.
 
-pre-commit clones this repository at HEAD (with uncommitted changes, when there are any),
-builds an environment and pip-installs tapelint into it, so each run takes a while; the
-module keeps to two runs. Run from a clean clone this tests exactly what users get.
+pre-commit clones the repository (try-repo: at HEAD with the uncommitted changes, when there
+are any; the snippets: at the committed HEAD), builds an environment and pip-installs tapelint
+into it, so each run takes a while; the module keeps to four runs. Run from a clean clone this
+tests exactly what users get.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.cli_helpers import CLEAN, LOSS_OUTSIDE
 from tests.fixture_markers import FIXTURES
@@ -84,3 +90,64 @@ def test_hook_passes_on_a_staged_good_file(user_repo: Path) -> None:
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "Passed" in output
+
+
+# The configuration snippets the README and docs/integrations.md quote: one pinned to a
+# commit (what works before a release), one to the release's tag.
+SNIPPETS = ROOT / "docs" / "pre-commit"
+PLACEHOLDER_URL = "https://github.com/OWNER/tapelint"
+
+
+def test_both_snippets_are_quoted_verbatim_and_the_release_pins_this_version() -> None:
+    for page in (ROOT / "README.md", ROOT / "docs" / "integrations.md"):
+        blocks = re.findall(r"```yaml\n(.*?)```", page.read_text("utf-8"), flags=re.DOTALL)
+        for snippet in ("pinned-commit.yaml", "release.yaml"):
+            assert (SNIPPETS / snippet).read_text("utf-8") in blocks, (page.name, snippet)
+    [release] = yaml.safe_load((SNIPPETS / "release.yaml").read_text("utf-8"))["repos"]
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]["version"]
+    assert release["rev"] == f"v{version}"
+
+
+@pytest.fixture(scope="module")
+def upstream(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A clone of this repository at HEAD standing for the one users get tapelint from, with
+    the release's tag that a release will add."""
+    clone = tmp_path_factory.mktemp("upstream") / "tapelint"
+    git("clone", "-q", str(ROOT), str(clone), cwd=clone.parent)
+    [release] = yaml.safe_load((SNIPPETS / "release.yaml").read_text("utf-8"))["repos"]
+    git("tag", release["rev"], cwd=clone)
+    return clone
+
+
+@pytest.mark.parametrize("snippet", ["pinned-commit.yaml", "release.yaml"])
+def test_snippet_runs_the_hook_with_the_real_pre_commit(
+    snippet: str, upstream: Path, tmp_path: Path
+) -> None:
+    config = (SNIPPETS / snippet).read_text("utf-8").replace(PLACEHOLDER_URL, str(upstream))
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=upstream, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    config = re.sub(r"rev: [0-9a-f]{40}", f"rev: {head}", config)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git("init", "-q", cwd=repo)
+    (repo / ".pre-commit-config.yaml").write_text(config)
+    (repo / "bad.py").write_text(LOSS_OUTSIDE)
+    (repo / "good.py").write_text(CLEAN)
+    git("add", ".", cwd=repo)
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("PRE_COMMIT")}
+    result = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files", "--color=never"],
+        cwd=repo,
+        env={**environment, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")},
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert "bad.py:8:12: TAP101 " in output
+    assert [line for line in output.splitlines() if ": TAP" in line] == [
+        line for line in output.splitlines() if line.startswith("bad.py:8:12: TAP101 ")
+    ]
