@@ -88,3 +88,20 @@ def test_the_changelog_page_is_the_repository_changelog(site: Path) -> None:
     changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     first_entry = next(line for line in changelog.splitlines() if line.startswith("- "))
     assert words(first_entry[2:])[:60] in text_of(site / "changelog" / "index.html")
+
+
+def slug(heading: str) -> str:
+    """A heading's anchor, as both GitHub and MkDocs make it for plain headings."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_the_readme_links_only_to_files_and_headings_that_exist() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#([^)]*))?\)", readme)
+    local = [(path, anchor) for path, anchor in targets if "://" not in path]
+    assert local, "the README links to no page of the docs"
+    for path, anchor in local:
+        assert (ROOT / path).exists(), path
+        if anchor:
+            headings = re.findall(r"^#+ (.+)$", (ROOT / path).read_text("utf-8"), re.MULTILINE)
+            assert anchor in {slug(h) for h in headings}, f"{path}#{anchor}"
