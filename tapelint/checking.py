@@ -306,6 +306,9 @@ class Linters:
             (Globs([glob]), {r for s in selectors for r in rules_matching(s, preview=True)})
             for glob, selectors in settings.per_file_ignores
         ]
+        self.unfixable = frozenset(
+            rule.code for s in settings.unfixable for rule in rules_matching(s, preview=True)
+        )
         self._linters: dict[tuple[type[Rule], ...], Linter] = {}
 
     def for_file(self, path: Path) -> Linter:
@@ -317,5 +320,5 @@ class Linters:
 
     def _linter(self, rules: tuple[type[Rule], ...]) -> Linter:
         if rules not in self._linters:
-            self._linters[rules] = Linter(rules)
+            self._linters[rules] = Linter(rules, self.unfixable)
         return self._linters[rules]

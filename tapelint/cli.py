@@ -11,24 +11,29 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
-from tapelint.config import ConfigError, Settings, load_settings
-from tapelint.output import FORMATS, HUMAN, Rendering
-from tapelint.output.fixes import render_fixable, render_fixed
-from tapelint.output.statistics import count_by_code, render_json, render_text
-from tapelint.output.summary import count, summary
-from tapelint.output.text import render_marking_fixable
-from tapelint.progress import ProgressDisplay
+from tapelint.check_command import (
+    EXIT_CLEAN,
+    EXIT_ERROR,
+    CheckRequest,
+    default_format,
+    print_error,
+    run_check,
+)
+from tapelint.config import ConfigError, Settings, find_config, load_settings
+from tapelint.output import FORMATS
 from tapelint.registry import all_rules, rule_by_code_or_name
 from tapelint.rule import Rule
-from tapelint.runner import Options, Report, run, run_stdin
 from tapelint.selection import SelectorError, close_matches, validate
+from tapelint.show import files_checked, settings_text
+from tapelint.watch import watch as watch_and_check
 
-EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_INTERRUPTED = 130
 
 
 class _Group(click.Group):
@@ -43,19 +48,15 @@ class _Group(click.Group):
             click.echo(error.ctx.get_help() if error.ctx else str(error), err=True)
             status = EXIT_ERROR
         except click.ClickException as error:
-            _error(error.format_message())
+            print_error(error.format_message())
             status = EXIT_ERROR
         except click.Abort:
-            _error("interrupted")
+            print_error("interrupted")
             status = EXIT_INTERRUPTED
         except Exception as error:  # never a traceback
-            _error(f"internal error: {type(error).__name__}: {error}")
+            print_error(f"internal error: {type(error).__name__}: {error}")
             status = EXIT_ERROR
         sys.exit(status)
-
-
-def _error(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -101,6 +102,15 @@ def _rule_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
+_PATTERNS = (
+    "Glob patterns, comma-separated; repeatable; relative to the project root as in the config."
+)
+_PER_FILE = (
+    "GLOB:SELECTORS pairs (`tests/*:TAP401,TAP402`), comma-separated; repeatable; the globs "
+    "relative to the project root as in the config."
+)
+
+
 @cli.command()
 # Not `readable`: a file that cannot be read is its own TAP002 finding, not a usage error.
 @click.argument("paths", nargs=-1, type=click.Path(readable=False))
@@ -117,12 +127,65 @@ def _rule_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
     "what to do; grouped: concise lines under each file's path; json, sarif, and github "
     "(GitHub Actions annotations).",
 )
+@click.option(
+    "-o",
+    "--output-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="TAPELINT_OUTPUT_FILE",
+    show_envvar=True,
+    help="Write the diagnostics (or the diff) to this file instead of standard output; "
+    "warnings, errors and the summary line still go to standard error.",
+)
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when diagnostics are found.")
+@click.option(
+    "--exit-non-zero-on-fix",
+    is_flag=True,
+    help="Exit 1 when a fix was applied, even if no diagnostic remains.",
+)
 @click.option(
     "--force-exclude", is_flag=True, help="Apply excludes to paths named on the command line too."
 )
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="PATTERNS",
+    help=f"Skip these files and directories instead of the config's `exclude` (which "
+    f"includes the defaults: .git, .venv, build...). {_PATTERNS}",
+)
+@click.option(
+    "--extend-exclude",
+    multiple=True,
+    metavar="PATTERNS",
+    help=f"Skip these files and directories too. {_PATTERNS}",
+)
+@click.option(
+    "--per-file-ignores",
+    multiple=True,
+    metavar="PAIRS",
+    help=f"Do not run these rules on these files, instead of the config's "
+    f"`per-file-ignores`. {_PER_FILE}",
+)
+@click.option(
+    "--extend-per-file-ignores",
+    multiple=True,
+    metavar="PAIRS",
+    help=f"Like --per-file-ignores, on top of the config's. {_PER_FILE}",
+)
 @click.option("--fix", is_flag=True, help="Apply safe fixes.")
+@click.option(
+    "--fix-only",
+    is_flag=True,
+    help="Apply fixes and report only what was fixed, not the diagnostics that remain "
+    "(which do not make the exit status 1). Implies --fix.",
+)
 @click.option("--unsafe-fixes", is_flag=True, help="Include unsafe fixes (with --fix or --diff).")
+@click.option(
+    "--unfixable",
+    multiple=True,
+    metavar="SELECTORS",
+    help=f"Report these rules' diagnostics without their fixes: --fix leaves them alone. "
+    f"{_SELECTORS}",
+)
 @click.option("--diff", is_flag=True, help="Print the changes --fix would make; write nothing.")
 @click.option(
     "--show-fixes",
@@ -138,6 +201,24 @@ def _rule_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
 )
 @click.option(
     "--statistics", is_flag=True, help="Print how many diagnostics of each code, not each one."
+)
+@click.option(
+    "--show-files",
+    is_flag=True,
+    help="Print the files a check of PATHS would read, one a line, and check nothing.",
+)
+@click.option(
+    "--show-settings",
+    is_flag=True,
+    help="Print the settings in effect (the config with the command-line options applied, "
+    "as [tool.tapelint] TOML) and the rules that run, and check nothing.",
+)
+@click.option(
+    "-w",
+    "--watch",
+    is_flag=True,
+    help="Check, then check again whenever a .py, .ipynb or .toml file under PATHS changes, "
+    "until Ctrl-C.",
 )
 @click.option(
     "--stdin-filename",
@@ -174,85 +255,89 @@ def check(
     config_file: Path | None,
     preview: bool,
     output_format: str | None,
-    exit_zero: bool,
-    force_exclude: bool,
-    fix: bool,
-    unsafe_fixes: bool,
-    diff: bool,
-    show_fixes: bool,
-    add_noqa: bool,
-    statistics: bool,
+    output_file: Path | None,
+    exclude: tuple[str, ...],
+    extend_exclude: tuple[str, ...],
+    per_file_ignores: tuple[str, ...],
+    extend_per_file_ignores: tuple[str, ...],
+    unfixable: tuple[str, ...],
+    show_files: bool,
+    show_settings: bool,
+    watch: bool,
     stdin_filename: str | None,
-    quiet: bool,
-    jobs: int | None,
-    no_cache: bool,
-    cache_dir: Path | None,
+    **flags: Any,
 ) -> int:
     """Check PATHS (files or directories; default: the current directory).
 
     `-` reads the source from standard input; `--stdin-filename PATH` says which file it is.
     """
     reading_stdin = _reads_stdin(paths, stdin_filename)
-    output_format = output_format or default_format()
-    if add_noqa:
+    if flags["add_noqa"]:
         _check_add_noqa_alone(
-            fix=fix,
-            diff=diff,
-            unsafe_fixes=unsafe_fixes,
-            statistics=statistics,
-            show_fixes=show_fixes,
+            fix=flags["fix"] or flags["fix_only"],
+            diff=flags["diff"],
+            unsafe_fixes=flags["unsafe_fixes"],
+            statistics=flags["statistics"],
+            show_fixes=flags["show_fixes"],
+            watch=watch,
             reading_stdin=reading_stdin,
         )
-    settings = _settings(config_file, select, extend_select, ignore, preview)
-    options = Options(
-        force_exclude,
-        fix=fix,
-        diff=diff,
-        unsafe_fixes=unsafe_fixes,
-        jobs=jobs or 0,
-        cache_dir=None if no_cache else (cache_dir or settings.cache_path).absolute(),
-        add_noqa=add_noqa,
+    if watch and reading_stdin:
+        raise click.UsageError("--watch watches files: it cannot check standard input")
+    overrides = _Overrides(
+        select,
+        extend_select,
+        ignore,
+        preview,
+        unfixable,
+        exclude,
+        extend_exclude,
+        per_file_ignores,
+        extend_per_file_ignores,
     )
-    fixed_source = None
-    rendering = Rendering(unsafe=unsafe_fixes)
-    if reading_stdin:
-        data = sys.stdin.buffer.read()
-        result = run_stdin(data, stdin_filename, settings, options)
-        report, fixed_source = result.report, result.fixed_source
-        # Every diagnostic is on the source read (as fixed, when fixed), not on the file.
-        source = {d.path: fixed_source or data for d in report.diagnostics}
-        rendering = Rendering(unsafe=unsafe_fixes, sources=source)
-    else:
-        with ProgressDisplay(enabled=not quiet) as progress:
-            report = run(paths or (".",), settings, options, on_progress=progress)
-    if add_noqa:
-        return _noqa_outcome(report, quiet)
-    marks = show_fixes and not fix and output_format == "text"
-    if fixed_source is not None:
-        # Fixing standard input: the fixed source is the output; what remains goes to stderr.
-        sys.stdout.buffer.write(fixed_source)
-        sys.stdout.buffer.flush()
-        click.echo(_render(report, output_format, statistics, rendering), nl=False, err=True)
-    elif diff:
-        click.echo("".join(report.diffs), nl=False)
-    else:
-        click.echo(_render(report, output_format, statistics, rendering, marks), nl=False)
-    if show_fixes:
-        # After the findings in the text format; on stderr when stdout carries something else.
-        to_stderr = output_format not in HUMAN or diff or fixed_source is not None
-        click.echo(_fixes_shown(report, options), nl=False, err=to_stderr)
-    for warning in report.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    for error in report.errors:
-        _error(error)
-    if output_format in HUMAN and not quiet:
-        line = summary(report, options)
-        if line:
-            click.echo(line, err=True)
-    if report.errors:
-        return EXIT_ERROR
-    found = report.diffs if diff else report.diagnostics
-    return EXIT_FOUND if found and not exit_zero else EXIT_CLEAN
+    settings = _settings(config_file, overrides)
+    if show_files or show_settings:
+        return _show(paths, settings, config_file, show_files, flags["force_exclude"])
+    request = CheckRequest(
+        paths=paths,
+        settings=lambda: _settings(config_file, overrides),
+        reading_stdin=reading_stdin,
+        stdin_filename=stdin_filename,
+        output_format=output_format or ("text" if output_file else default_format()),
+        output_file=output_file,
+        **{**flags, "jobs": flags["jobs"] or 0},
+    )
+    if not watch:
+        return run_check(request)
+    also = [config_file] if config_file is not None else []
+    return watch_and_check(paths or (".",), also, lambda: _checked_once(request))
+
+
+def _checked_once(request: CheckRequest) -> None:
+    """One check of a watching run: an error is printed, and the watching goes on."""
+    try:
+        run_check(request)
+    except click.ClickException as error:
+        print_error(error.format_message())
+
+
+def _show(
+    paths: tuple[str, ...],
+    settings: Settings,
+    config_file: Path | None,
+    show_files: bool,
+    force_exclude: bool,
+) -> int:
+    if not show_files:
+        config = config_file.resolve() if config_file else find_config(Path.cwd().resolve())
+        click.echo(settings_text(settings, config, paths), nl=False)
+        return EXIT_CLEAN
+    files, missing = files_checked(paths, settings, force_exclude=force_exclude)
+    for file in files:
+        click.echo(file)
+    for path in missing:
+        print_error(f"{path}: no such file or directory")
+    return EXIT_ERROR if missing else EXIT_CLEAN
 
 
 def _reads_stdin(paths: tuple[str, ...], stdin_filename: str | None) -> bool:
@@ -272,73 +357,74 @@ def _check_add_noqa_alone(**given: bool) -> None:
         raise click.UsageError(f"--add-noqa cannot be combined with {', '.join(clashes)}")
 
 
-def _noqa_outcome(report: Report, quiet: bool) -> int:
-    """What --add-noqa prints (ruff's words, and how many files): warnings, errors and a count."""
-    for warning in report.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    for error in report.errors:
-        _error(error)
-    if report.noqa_added and not quiet:
-        added = count(report.noqa_added, "noqa directive")
-        click.echo(f"Added {added} to {count(len(report.noqa_paths), 'file')}.", err=True)
-    return EXIT_ERROR if report.errors else EXIT_CLEAN
+@dataclass(frozen=True)
+class _Overrides:
+    """The command-line options that change the settings, as given."""
+
+    select: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    preview: bool = False
+    unfixable: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    extend_exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[str, ...] = ()
+    extend_per_file_ignores: tuple[str, ...] = ()
 
 
-def _fixes_shown(report: Report, options: Options) -> str:
-    if options.fix or options.diff:
-        table = render_fixed(report.fixed_codes, applied=not options.diff)
-        return f"\n{table}" if table else ""
-    return render_fixable(report.diagnostics, unsafe=options.unsafe_fixes)
-
-
-def default_format() -> str:
-    """`concise` for a person at a terminal; `text`, every word of each message on its line,
-    for a pipe, a file or a CI log (and byte for byte what earlier versions printed)."""
-    return "concise" if sys.stdout.isatty() else "text"
-
-
-def _render(
-    report: Report,
-    output_format: str,
-    statistics: bool,
-    rendering: Rendering,
-    marks: bool = False,
-) -> str:
-    if not statistics:
-        if marks:
-            return render_marking_fixable(report.diagnostics, unsafe=rendering.unsafe)
-        return FORMATS[output_format](report.diagnostics, rendering)
-    rows = count_by_code(report.diagnostics, unsafe=rendering.unsafe)
-    return render_json(rows) if output_format == "json" else render_text(rows)
-
-
-def _settings(
-    config_file: Path | None,
-    select: tuple[str, ...],
-    extend_select: tuple[str, ...],
-    ignore: tuple[str, ...],
-    preview: bool,
-) -> Settings:
+def _settings(config_file: Path | None, given: _Overrides) -> Settings:
     try:
         settings = load_settings(config_file)
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
-    given = {
-        "--select": _split(select),
-        "--extend-select": _split(extend_select),
-        "--ignore": _split(ignore),
+    selectors = {
+        "--select": _split(given.select),
+        "--extend-select": _split(given.extend_select),
+        "--ignore": _split(given.ignore),
+        "--unfixable": _split(given.unfixable),
     }
-    for option, selectors in given.items():
-        try:
-            validate(selectors)
-        except SelectorError as error:
-            raise click.ClickException(f"{option}: {error}") from None
+    for option, found in selectors.items():
+        _validate(option, found)
+    per_file = _pairs("--per-file-ignores", given.per_file_ignores)
+    extend_per_file = _pairs("--extend-per-file-ignores", given.extend_per_file_ignores)
     return settings.override(
-        select=given["--select"] if select else None,
-        extend_select=given["--extend-select"],
-        ignore=given["--ignore"],
-        preview=preview,
+        select=selectors["--select"] if given.select else None,
+        extend_select=selectors["--extend-select"],
+        ignore=selectors["--ignore"],
+        preview=given.preview,
+        unfixable=selectors["--unfixable"],
+        exclude=_split(given.exclude) if given.exclude else None,
+        extend_exclude=_split(given.extend_exclude),
+        per_file_ignores=per_file if given.per_file_ignores else None,
+        extend_per_file_ignores=extend_per_file,
     )
+
+
+def _validate(option: str, selectors: list[str]) -> None:
+    try:
+        validate(selectors)
+    except SelectorError as error:
+        raise click.ClickException(f"{option}: {error}") from None
+
+
+def _pairs(option: str, values: tuple[str, ...]) -> list[tuple[str, tuple[str, ...]]]:
+    """`GLOB:SELECTORS` pairs, ruff's form: in `a.py:TAP401,TAP402,tests/*:TAP1` a part
+    with a colon starts a pair (the glob before its last colon) and one without adds a
+    selector to the pair before it."""
+    pairs: list[tuple[str, list[str]]] = []
+    for part in _split(values):
+        glob, colon, selector = part.rpartition(":")
+        if colon and glob.strip():
+            pairs.append((glob.strip(), [selector.strip()] if selector.strip() else []))
+        elif pairs and not colon:
+            pairs[-1][1].append(part)
+        else:
+            raise click.ClickException(f"{option}: expected GLOB:SELECTORS, got {part!r}")
+    for glob, selectors in pairs:
+        if not selectors:
+            raise click.ClickException(f"{option}: no rule selector after {glob!r}")
+        _validate(option, selectors)
+    return [(glob, tuple(selectors)) for glob, selectors in pairs]
 
 
 @cli.command("rule")
@@ -477,7 +563,7 @@ def validate_command(
         timeout=timeout,
         quiet=quiet,
         output_format=output_format,
-        settings=_settings(config_file, select, extend_select, ignore, preview),
+        settings=_settings(config_file, _Overrides(select, extend_select, ignore, preview)),
     )
     try:
         return validate(request)

@@ -40,7 +40,7 @@ DEFAULT_EXCLUDE = (
     ".ipynb_checkpoints",
 )
 
-_SELECTOR_KEYS = ("select", "extend-select", "ignore")
+_SELECTOR_KEYS = ("select", "extend-select", "ignore", "unfixable")
 _PATTERN_KEYS = ("exclude", "extend-exclude")
 _KEYS = (*_SELECTOR_KEYS, *_PATTERN_KEYS, "per-file-ignores", "preview", "cache-dir")
 DEFAULT_CACHE_DIR = ".tapelint_cache"
@@ -56,6 +56,7 @@ class Settings:
     select: tuple[str, ...] | None = None  # None: the default selection
     extend_select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
+    unfixable: tuple[str, ...] = ()  # rules whose findings are reported without their fix
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -77,14 +78,32 @@ class Settings:
         extend_select: Iterable[str] = (),
         ignore: Iterable[str] = (),
         preview: bool = False,
+        unfixable: Iterable[str] = (),
+        exclude: Iterable[str] | None = None,
+        extend_exclude: Iterable[str] = (),
+        per_file_ignores: Iterable[tuple[str, tuple[str, ...]]] | None = None,
+        extend_per_file_ignores: Iterable[tuple[str, tuple[str, ...]]] = (),
     ) -> Settings:
-        """Apply command-line options: `select` replaces, the others add."""
+        """Apply command-line options, as ruff does: `select`, `exclude` and
+        `per_file_ignores` replace the config's; the others add to it. Patterns given on the
+        command line are matched as the config's are, relative to `root`."""
         return dataclasses.replace(
             self,
             select=tuple(select) if select is not None else self.select,
             extend_select=(*self.extend_select, *extend_select),
             ignore=(*self.ignore, *ignore),
             preview=self.preview or preview,
+            unfixable=(*self.unfixable, *unfixable),
+            exclude=tuple(exclude) if exclude is not None else self.exclude,
+            extend_exclude=(*self.extend_exclude, *extend_exclude),
+            per_file_ignores=(
+                *(
+                    tuple(per_file_ignores)
+                    if per_file_ignores is not None
+                    else self.per_file_ignores
+                ),
+                *extend_per_file_ignores,
+            ),
         )
 
 
@@ -188,6 +207,7 @@ def _settings_from(table: dict[str, Any], config_file: Path, section: str) -> Se
         select=values.get("select"),
         extend_select=values.get("extend-select", ()),
         ignore=values.get("ignore", ()),
+        unfixable=values.get("unfixable", ()),
         exclude=values.get("exclude", DEFAULT_EXCLUDE),
         extend_exclude=values.get("extend-exclude", ()),
         per_file_ignores=per_file_ignores,

@@ -61,8 +61,12 @@ class FileAnalysis:
 class Linter:
     """Runs a fixed set of rules over sources; cheap to create, safe to reuse."""
 
-    def __init__(self, rules: Sequence[type[Rule]]) -> None:
+    def __init__(
+        self, rules: Sequence[type[Rule]], unfixable: frozenset[str] = frozenset()
+    ) -> None:
         self.codes = frozenset(rule.code for rule in rules)
+        # Codes whose findings are reported without their fix (`--unfixable`).
+        self.unfixable = unfixable
         self.rules = [rule() for rule in rules if not rule.engine_reported]
         # Engine-reported rules (syntax errors) have triggers too: they apply to the files
         # tapelint reads, which are the files some rule can have something to say about.
@@ -204,7 +208,7 @@ class Linter:
         for rule, finding in findings:
             start, end = locate.span(finding.node)
             fix = None
-            if finding.fix is not None:
+            if finding.fix is not None and rule.code not in self.unfixable:
                 edits = tuple(locate.edit(edit) for edit in finding.fix.edits)
                 fix = Fix(finding.fix.title, finding.fix.applicability, edits)
             diagnostics.append(
