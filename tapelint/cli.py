@@ -1,9 +1,14 @@
-"""The `tapelint` command: `check`, `rule`, `rules`, `validate` and `--version`.
+"""The `tapelint` command: `check`, `clean`, `rule`, `rules`, `validate`, `server` and
+`--version`.
 
-Exit status: 0 nothing found, 1 diagnostics found (0 with `--exit-zero`; with `--diff`,
-1 when there is a diff; with `--add-noqa`, 0 once the comments are written, as ruff), 2 a
-usage or config error, a missing path, a failed write, or an internal error.
-Every error is one `error: ...` line on stderr.
+Exit status of `check`, as ruff's: 0 nothing found, 1 diagnostics found (0 with
+`--exit-zero`; with `--diff`, 1 when there is a diff; with `--fix-only`, 0 whatever remains;
+with `--exit-non-zero-on-fix`, 1 also when something was fixed; with `--add-noqa`, 0 once
+the comments are written), 2 a usage or config error, a missing path, a failed write, or an
+internal error. Every error is one `error: ...` line on stderr.
+
+Output formats, their default and the summary line: `tapelint.output`,
+`tapelint.check_command.default_format` and `tapelint.output.summary`.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from tapelint.check_command import (
     print_error,
     run_check,
 )
+from tapelint.clean import CleanError, remove_cache
 from tapelint.config import ConfigError, Settings, find_config, load_settings
 from tapelint.output import FORMATS
 from tapelint.registry import all_rules, rule_by_code_or_name
@@ -425,6 +431,35 @@ def _pairs(option: str, values: tuple[str, ...]) -> list[tuple[str, tuple[str, .
             raise click.ClickException(f"{option}: no rule selector after {glob!r}")
         _validate(option, selectors)
     return [(glob, tuple(selectors)) for glob, selectors in pairs]
+
+
+@cli.command("clean")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A pyproject.toml, or a TOML file with the settings at its top level.",
+)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="TAPELINT_CACHE_DIR",
+    show_envvar=True,
+    help="The cache to remove (default: `cache-dir` in the config, else .tapelint_cache in "
+    "the project root).",
+)
+def clean_command(config_file: Path | None, cache_dir: Path | None) -> int:
+    """Remove the result cache that `tapelint check` uses here.
+
+    Only a directory that tapelint made (its CACHEDIR.TAG says so) is removed.
+    """
+    directory = (cache_dir or _settings(config_file, _Overrides()).cache_path).absolute()
+    try:
+        removed = remove_cache(directory)
+    except CleanError as error:
+        raise click.ClickException(str(error)) from None
+    click.echo(f"{'Removed' if removed else 'No cache at'} {directory}", err=True)
+    return EXIT_CLEAN
 
 
 @cli.command("rule")
