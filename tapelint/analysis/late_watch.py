@@ -254,7 +254,7 @@ class _Paths:
         if d.kind not in (DefKind.ASSIGN, DefKind.AUG):
             return _UNKNOWN if self._passed(d.value) else _NONE
         if self._not_recorded(d):
-            found = self._walk(d.value)
+            found = self._held(d.value)
             if _Path.LOST in found and self._reads_source(d.value):
                 self.lost.add(d)
         elif is_recording(d.ctx, self.tape):
@@ -334,6 +334,21 @@ class _Paths:
         if d.order > self.watch.order or not _straight_line(d.ctx, self.tape):
             return False
         return d.value is not None and not self._connected(d.value, d.order)
+
+    def _held(self, value: cst.BaseExpression) -> frozenset[_Path]:
+        """Paths through a value bound while the tape did not record: a display
+        (`inputs = [x, idx, adj]`) holds its values and computes nothing, so the source in it
+        is the very tensor a later watch watches (a live path); anything else is walked."""
+        if not isinstance(value, (cst.List, cst.Tuple, cst.Dict)):
+            return self._walk(value)
+        found: frozenset[_Path] = _NONE
+        for element in value.elements:
+            held = getattr(element, "value", None)
+            if isinstance(held, cst.Name) and self.is_source(held):
+                found = found | {_Path.LIVE}
+            elif held is not None:
+                found = found | self._held(held)
+        return found
 
     def _walk(self, expr: cst.BaseExpression) -> frozenset[_Path]:
         """Paths through a value computed while the tape did not record it: the source
