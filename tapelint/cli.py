@@ -554,7 +554,9 @@ def _program_after_dash_dash(args: list[str]) -> bool:
     show_default=True,
     help="Kill the program (its whole process group) after this many seconds.",
 )
-@click.option("--quiet", is_flag=True, help="Capture the program's output instead of showing it.")
+@click.option(
+    "-q", "--quiet", is_flag=True, help="Capture the program's output instead of showing it."
+)
 @click.option(
     "--output-format",
     type=click.Choice(["text", "json"]),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import shlex
+import shutil
 import signal
 import sys
 import tempfile
@@ -138,11 +139,17 @@ def _command(request: Request) -> tuple[list[str], list[str]]:
         scripts = [a for a in request.program[1:] if a.endswith(".py") and Path(a).is_file()]
         return list(request.program), [*scripts, *paths]
     script, *arguments = request.program
+    if script.startswith("-"):
+        raise ValidateError(f"no such option: {script} (see `tapelint validate --help`)")
     if not Path(script).is_file():
-        raise ValidateError(
-            f"{script}: no such script; to run a command, put it after `--` "
+        # Suggest `--` only for what `--` would run: a program on PATH.
+        hint = (
+            f"; to run a command, put it after `--` "
             f"(`tapelint validate -- {' '.join(request.program)}`)"
+            if shutil.which(script)
+            else ""
         )
+        raise ValidateError(f"{script}: no such script{hint}")
     if importlib.util.find_spec("tensorflow") is None:
         raise ValidateError(INSTALL_HINT.format(python=sys.executable))
     return [sys.executable, script, *arguments], [script, *paths]
