@@ -68,7 +68,10 @@ def _held(header: bool) -> Measure:
         text = f"{what} for {duration} after its last use"
         if tape["at_end"]:
             text += ", until the program ended"
-        figures = [Figure("held_for", seconds, "seconds"), Figure("held_for", steps, "steps")]
+        figures = [
+            Figure("held_for_seconds", seconds, "seconds"),
+            Figure("held_for_steps", steps, "steps"),
+        ]
         if held is not None:
             figures.insert(0, Figure("held", held, "bytes"))
         return Cost(text, tuple(figures), CostKind.MEMORY, held or 0)

@@ -20,10 +20,11 @@ def _item(run: Run, code: str, line_text: str, script: str) -> dict:
 
 
 def _figure(item: dict, name: str, unit: str) -> object:
-    [value] = [
-        f["value"] for f in item["cost"]["figures"] if (f["name"], f["unit"]) == (name, unit)
-    ]
-    return value
+    """The value of the one figure named `name` (a name says what it is: one figure each),
+    which is in `unit`."""
+    [figure] = [f for f in item["cost"]["figures"] if f["name"] == name]
+    assert figure["unit"] == unit, figure
+    return figure["value"]
 
 
 def _independent(run: Run, code: str) -> str:
@@ -42,7 +43,8 @@ def test_bytes_a_persistent_tape_kept_alive_are_those_the_program_saw_it_keep() 
         # The tape also keeps TensorFlow's own scalars (a reduction's axis): a few bytes.
         assert theirs <= held <= theirs + 64, (theirs, held)
         assert item["cost"]["text"].startswith(f"held {held / 1e6:.1f} MB for ")
-        assert _figure(item, "held_for", "seconds") > 0
+        assert _figure(item, "held_for_seconds", "seconds") > 0
+        assert isinstance(_figure(item, "held_for_steps", "steps"), int)
 
 
 def test_trace_count_is_tensorflows_own_and_tracing_time_fits_in_the_calls() -> None:
