@@ -40,6 +40,31 @@ DEFAULT_EXCLUDE = (
     ".ipynb_checkpoints",
 )
 
+# Test code is not training code. A test's tape records a few toy values once, so the rules
+# about what a tape or a compiled step costs (TAP102, TAP103, TAP104, TAP106, TAP501), and
+# about how well a model trains (TAP203's None gradients of non-trainable state, TAP303's
+# training flag), have nothing worth a test author's time to say there. The rules about
+# results that are wrong (TAP101, TAP105, TAP201, TAP301, TAP401 ...) still run in tests.
+# The patterns are pytest's and unittest's naming defaults and test directories (the same
+# convention as `analysis.test_code.is_test_path`). Like any `per-file-ignores`, setting
+# the key replaces them (`per-file-ignores = {}` checks tests like the rest), and
+# `extend-per-file-ignores` on the command line adds to them.
+TEST_CODE_IGNORES = ("TAP102", "TAP103", "TAP104", "TAP106", "TAP203", "TAP303", "TAP501")
+DEFAULT_PER_FILE_IGNORES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
+    (pattern, TEST_CODE_IGNORES)
+    for pattern in (
+        "test_*.py",
+        "*_test.py",
+        "*_tests.py",
+        "conftest.py",
+        "test/",
+        "tests/",
+        "testing/",
+        "*_test/",
+        "*_tests/",
+    )
+)
+
 _SELECTOR_KEYS = ("select", "extend-select", "ignore", "unfixable")
 _PATTERN_KEYS = ("exclude", "extend-exclude")
 _KEYS = (*_SELECTOR_KEYS, *_PATTERN_KEYS, "per-file-ignores", "preview", "cache-dir")
@@ -59,7 +84,7 @@ class Settings:
     unfixable: tuple[str, ...] = ()  # rules whose findings are reported without their fix
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = DEFAULT_PER_FILE_IGNORES
     preview: bool = False
     cache_dir: str = DEFAULT_CACHE_DIR  # relative to `root` unless absolute; `~` expands
 
@@ -187,13 +212,18 @@ def _settings_from(table: dict[str, Any], config_file: Path, section: str) -> Se
 
     values = {key: selectors(key, table[key]) for key in _SELECTOR_KEYS if key in table}
     values.update({key: strings(key, table[key]) for key in _PATTERN_KEYS if key in table})
-    per_file = table.get("per-file-ignores", {})
-    if not isinstance(per_file, dict):
+    per_file = table.get("per-file-ignores")
+    if per_file is not None and not isinstance(per_file, dict):
         raise fail(
             "per-file-ignores", f"expected a table of glob = [selectors], got {_describe(per_file)}"
         )
-    per_file_ignores = tuple(
-        (glob, selectors(f"per-file-ignores.{glob!r}", codes)) for glob, codes in per_file.items()
+    per_file_ignores = (
+        DEFAULT_PER_FILE_IGNORES
+        if per_file is None
+        else tuple(
+            (glob, selectors(f"per-file-ignores.{glob!r}", codes))
+            for glob, codes in per_file.items()
+        )
     )
     preview = table.get("preview", False)
     if not isinstance(preview, bool):

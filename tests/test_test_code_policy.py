@@ -1,0 +1,83 @@
+"""Test code is not training code: by default the cost and training-quality rules are
+ignored in test files (config.DEFAULT_PER_FILE_IGNORES), the correctness rules are not, and
+setting `per-file-ignores` replaces the default, as any per-file-ignores does."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tapelint.config import DEFAULT_PER_FILE_IGNORES, TEST_CODE_IGNORES, load_settings
+
+# A persistent tape asked once over a model (TAP102) and an unwatched constant (TAP201).
+STEP = """\
+import tensorflow as tf
+
+
+def model_gradients(model, x):
+    with tf.GradientTape(persistent=True) as tape:
+        y = tf.reduce_sum(model(x))
+    return tape.gradient(y, model.trainable_variables)
+
+
+def input_gradient():
+    x = tf.constant([1.0, 2.0])
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(x * x)
+    return tape.gradient(y, x)
+"""
+
+
+def _codes(root: Path) -> dict[str, set[str]]:
+    process = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tapelint",
+            "check",
+            ".",
+            "--no-cache",
+            "--exit-zero",
+            "--output-format",
+            "json",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    found: dict[str, set[str]] = {}
+    for record in json.loads(process.stdout):
+        found.setdefault(Path(record["path"]).as_posix(), set()).add(record["code"])
+    return found
+
+
+@pytest.mark.parametrize(
+    "path", ["tests/test_grad.py", "pkg/grad_test.py", "integration_test/grad.py", "conftest.py"]
+)
+def test_cost_rules_are_quiet_in_test_code(tmp_path, path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / path).write_text(STEP)
+    (tmp_path / "train.py").write_text(STEP)
+    codes = _codes(tmp_path)
+    assert codes["train.py"] == {"TAP102", "TAP201"}
+    assert codes[path] == {"TAP201"}  # the correctness rule still runs there
+
+
+def test_setting_per_file_ignores_replaces_the_default(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.tapelint]\nper-file-ignores = {}\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_grad.py").write_text(STEP)
+    assert _codes(tmp_path)["tests/test_grad.py"] == {"TAP102", "TAP201"}
+
+
+def test_the_default_is_what_settings_start_from(tmp_path):
+    config = tmp_path / "pyproject.toml"
+    config.write_text("[tool.tapelint]\npreview = false\n")
+    assert load_settings(config).per_file_ignores == DEFAULT_PER_FILE_IGNORES
+    assert {codes for _, codes in DEFAULT_PER_FILE_IGNORES} == {TEST_CODE_IGNORES}
