@@ -7,6 +7,11 @@ How a notebook is read (decisions, in the order a user meets them):
   (nbformat 4); the reference library, nbformat, would add jsonschema validation and
   traitlets for the three keys read here. nbformat 3 files (`worksheets`) are refused with a
   hint to convert them. Notebooks whose kernel language is not Python are not checked.
+- A notebook whose kernel is Python 2 (`kernelspec.name` `python2`, or a `language_info`
+  version 2) runs cells that Python 3 cannot parse (`print x`) without error, so such a
+  cell is left out with no TAP001: TAP001 in a notebook means the notebook's own kernel
+  would fail. Its cells that Python 3 parses are checked as in any notebook, so a tape in
+  them is still followed across cells.
 - Code cells are joined in order into one program: the kernel runs them in one namespace, so
   a tape in one cell and its `apply_gradients` two cells later are one training step, and a
   persistent tape still bound at the end of the notebook stays alive in the kernel (TAP103).
@@ -45,6 +50,7 @@ reformatted. `--add-noqa` writes into cells the same way (`with_cell_sources`).
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import difflib
 import functools
@@ -144,6 +150,7 @@ def read_notebook(data: bytes) -> NotebookProgram | None:
     cells = _cells(document)
     if not _is_python(document.get("metadata")):
         return None
+    python2 = _is_python2(document.get("metadata"))
     lines: list[str] = []
     origins: list[tuple[int, int]] = []
     code_cells: list[CodeCell] = []
@@ -159,9 +166,9 @@ def read_notebook(data: bytes) -> NotebookProgram | None:
             else cell_code(originals)
         )
         if isinstance(code, SyntaxProblem):
-            if not looks_like_r(originals):
+            if not python2 and not looks_like_r(originals):
                 problems.append((number, code))
-            code = _left_out(originals)
+            code = _imports_of(originals) if python2 else _left_out(originals)
         code_cells.append(CodeCell(number, source, tuple(originals), code, code.python))
         lines.extend([*code.lines, _CELL_END])
         origins.extend((number, line) for line in range(1, len(code.lines) + 2))
@@ -403,6 +410,41 @@ def _is_python(metadata: Any) -> bool:
         if isinstance(language, str) and language:
             return language.lower().startswith("python")
     return True
+
+
+def _imports_of(originals: list[str]) -> CellCode:
+    """A Python 2 cell that Python 3 cannot parse, kept only for its import statements of one
+    line each (`import tensorflow as tf` beside a `print x`): they bind what later cells use."""
+    kept = tuple(line if _is_import_line(line) else "" for line in originals)
+    blank = ("",) * len(originals)
+    return CellCode(kept, blank, frozenset())
+
+
+def _is_import_line(line: str) -> bool:
+    if not line.startswith(("import ", "from ")):
+        return False
+    try:
+        tree = ast.parse(line)
+    except SyntaxError:
+        return False
+    return len(tree.body) == 1 and isinstance(tree.body[0], (ast.Import, ast.ImportFrom))
+
+
+def _is_python2(metadata: Any) -> bool:
+    """Whether the notebook's kernel is Python 2, as Jupyter records it."""
+    if not isinstance(metadata, dict):
+        return False
+    kernel = metadata.get("kernelspec")
+    name = kernel.get("name") if isinstance(kernel, dict) else None
+    if isinstance(name, str) and name.lower() in ("python2", "python2.7"):
+        return True
+    info = metadata.get("language_info")
+    if not isinstance(info, dict):
+        return False
+    version = info.get("version")
+    mode = info.get("codemirror_mode")
+    mode_version = mode.get("version") if isinstance(mode, dict) else None
+    return (isinstance(version, str) and version.startswith("2.")) or mode_version == 2
 
 
 def _source(cell: dict[str, Any], number: int) -> str:
