@@ -106,7 +106,12 @@ def test_sarif_results_locations_and_fixes(mixed: Path) -> None:
     assert replacement["deletedRegion"]["startLine"] == 5
     assert "unsafe fix" in by_file["d_apply.py"]["fixes"][0]["description"]["text"]
     notebook = by_file["e_nb.ipynb"]["locations"][0]["physicalLocation"]["region"]
-    assert (notebook["properties"]["cell"], notebook["startLine"]) == (4, 2)
+    in_cell = notebook["properties"]
+    assert (in_cell["cell"], in_cell["cellLine"], in_cell["cellColumn"]) == (4, 2, 9)
+    # The line of the notebook's JSON text that holds that source line (see
+    # tests/test_cli_sarif_notebooks.py for every notebook fixture).
+    json_line = (mixed / "e_nb.ipynb").read_text().split("\n")[notebook["startLine"] - 1]
+    assert json_line.strip().startswith('"grads = tape.gradient(loss, ')
     assert by_file["f_broken.ipynb"]["ruleId"] == "TAP002"
 
 
@@ -195,11 +200,9 @@ def test_sarif_fix_of_a_notebook_names_the_cell_of_each_edit(project: Path) -> N
     jsonschema.Draft4Validator(SCHEMA).validate(log)
     [result] = log["runs"][0]["results"]
     region = result["locations"][0]["physicalLocation"]["region"]
-    assert (result["ruleId"], region["properties"]["cell"], region["startLine"]) == (
-        "TAP103",
-        2,
-        1,
-    )
+    in_cell = region["properties"]
+    assert (result["ruleId"], in_cell["cell"], in_cell["cellLine"]) == ("TAP103", 2, 1)
     [replacement] = result["fixes"][0]["artifactChanges"][0]["replacements"]
-    assert replacement["deletedRegion"]["properties"] == {"cell": 4}
-    assert replacement["insertedContent"] == {"text": "del tape\n"}
+    assert replacement["deletedRegion"]["properties"]["cell"] == 4
+    # Appended after the cell's last line, which has no line end, as JSON string text.
+    assert replacement["insertedContent"] == {"text": "\\ndel tape"}

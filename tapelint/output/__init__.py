@@ -28,7 +28,7 @@ FORMATS: dict[str, Callable[[Sequence[Diagnostic], Rendering], str]] = {
     "grouped": lambda found, how: grouped.render(found, unsafe=how.unsafe),
     "text": lambda found, _: text.render(found),
     "json": lambda found, _: json.render(found),
-    "sarif": lambda found, _: sarif.render(found),
+    "sarif": lambda found, how: sarif.render(found, how.sources),
     "github": lambda found, _: github.render(found),
 }
 
