@@ -9,8 +9,8 @@ it never watched, or of a NumPy step). Such a cell is an inspection, not a train
 a None there breaks nothing.
 
 Only notebooks: a script that prints a gradient sends the None to a console among other
-output, and the same few lines are how a user's first attempt at an input gradient (seed
-000's example without `tape.watch`) goes wrong; there the finding explains the None.
+output, and the same few lines are how a user's first attempt at an input gradient (without
+`tape.watch`) goes wrong; there the finding explains the None.
 
 A gradient call in a notebook is only inspected when its result goes nowhere but:
 
