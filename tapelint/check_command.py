@@ -32,7 +32,7 @@ from tapelint.output.statistics import count_by_code, render_json, render_text
 from tapelint.output.summary import count, summary
 from tapelint.output.text import render_marking_fixable
 from tapelint.progress import ProgressDisplay
-from tapelint.runner import Options, Report, run, run_stdin
+from tapelint.runner import Options, Report, RunStats, run, run_stdin
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 
@@ -99,8 +99,12 @@ def run_check(request: CheckRequest) -> int:
         source = {d.path: fixed_source or data for d in report.diagnostics}
         rendering = Rendering(unsafe=request.unsafe_fixes, sources=source)
     else:
+        stats = RunStats()
         with ProgressDisplay(enabled=not request.quiet) as progress:
-            report = run(request.paths or (".",), settings, options, on_progress=progress)
+            report = run(request.paths or (".",), settings, options, progress, stats)
+        if not stats.files and not report.errors:
+            # As ruff warns: "All checks passed!" alone would hide a wrong path.
+            report.warnings.append("no Python files or notebooks found under the given paths")
     if request.add_noqa:
         return _noqa_outcome(report, request.quiet)
     with _output(request.output_file) as out:

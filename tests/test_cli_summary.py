@@ -57,3 +57,12 @@ def test_fix_when_every_fix_is_unsafe_says_so(project: Path) -> None:
     assert result.exit_code == 1
     assert path.read_text() == UNFILTERED
     assert result.stderr == "Found 1 problem in 1 file (1 more fixable with --unsafe-fixes).\n"
+
+
+def test_a_run_that_finds_no_file_warns_before_all_checks_passed(project: Path) -> None:
+    write(project, "notes.txt", "not Python\n")
+    result = run_cli("check")
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == (
+        "warning: no Python files or notebooks found under the given paths\nAll checks passed!\n"
+    )
