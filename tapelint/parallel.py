@@ -3,24 +3,40 @@
 A pool costs a fork per worker and a round trip per call, so it is used only when there is
 enough source (the caller says how many bytes each call reads): a run with a few small
 files (a pre-commit hook's usual batch) stays in this process. Calls go to the pool the
-largest first, so that one big file does not finish last alone; a call may be a batch of
-files (`batches`), when most of them take less time to check than a round trip. Results
-are handed back with their index, so the caller can put them in order, and `--jobs 1` and
-a parallel run compute the same thing.
+largest first, so that one big file does not finish last alone; with `batched`, calls go
+to the workers in batches (`batches`), when most of them take less time than a round
+trip. Results are handed back with their index, so the caller can put them in order, and
+`--jobs 1` and a parallel run compute the same thing.
 
-A result that cannot be sent back is a failure of its call only; a worker that dies breaks
-the pool, and its call and those not yet done fail (`on_failure` turns each into a
-result). Either way the run still ends.
+What goes wrong in a pool stays with the call it happened to (decisions):
+
+- A result that cannot be sent back is a failure of its call only (of its batch's calls).
+- A worker that dies (the OOM killer, a native abort) breaks the pool, and the pool's other
+  workers are stopped with it. Every call is marked in shared memory when a worker starts
+  it, so what was lost is known: the calls that never started are run again in a fresh
+  pool, and each call that was running when the pool broke is run again alone, in a pool
+  of its own. Only a call that kills its worker then is lost, and reported once
+  (`on_failure`); a pool that breaks twice with no call running fails what is left.
+- Workers do not outlive the run: on Linux each asks the kernel for SIGTERM when its
+  parent dies (`PR_SET_PDEATHSIG`), elsewhere a thread of it watches the parent's pid.
+- SIGTERM and SIGHUP to the main process while a pool runs stop the run as Ctrl-C does
+  (`Terminated`, a KeyboardInterrupt): the workers are stopped and the run reports
+  `interrupted`. Workers ignore SIGINT (Ctrl-C is the parent's to handle). A file being
+  written when a signal comes is still written whole (`fixer.write_atomically`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import functools
 import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
@@ -28,7 +44,13 @@ from typing import Any, TypeVar
 # Below this much source to parse, a pool costs more than it saves.
 POOL_MIN_BYTES = 128 * 1024
 
+DIED = "the worker process checking it died"
+
 R = TypeVar("R")
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP came while a pool ran: the run stops as for Ctrl-C."""
 
 
 def run_all(
@@ -40,18 +62,22 @@ def run_all(
     on_result: Callable[[int, R], None],
     on_failure: Callable[[int, str], R],
     shared: object = None,
+    batched: bool = False,
 ) -> None:
     """`function(*calls[i])` for each i, `on_result(i, result)` as each finishes.
 
     `sizes[i]` is how many bytes call i reads; `jobs` the worker count asked for (0: one
-    per available core). `on_failure(i, why)` is the result of a call whose worker died.
-    With `shared`, the calls are `function(shared, *calls[i])`: what every call needs is
-    handed to each worker once (inherited when it forks), not sent with each call.
+    per available core). `on_failure(i, why)` is the result of a call that was lost (see
+    the module's docstring). With `shared`, the calls are `function(shared, *calls[i])`:
+    what every call needs is handed to each worker once (inherited when it forks), not
+    sent with each call. With `batched`, a pool gets the calls in batches.
     """
     order = sorted(range(len(calls)), key=lambda index: (-sizes[index], index))
     workers = _worker_count(jobs, sizes)
-    if workers > 1 and _in_pool(function, calls, order, workers, on_result, on_failure, shared):
-        return
+    if workers > 1:
+        pool = _Pool(function, calls, sizes, workers, shared, batched, on_result, on_failure)
+        if pool.run(order):
+            return
     for index in order:
         call = calls[index] if shared is None else (shared, *calls[index])
         on_result(index, function(*call))
@@ -94,53 +120,199 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _in_pool(
-    function: Callable[..., R],
-    calls: Sequence[tuple[Any, ...]],
-    order: list[int],
-    workers: int,
-    on_result: Callable[[int, R], None],
-    on_failure: Callable[[int, str], R],
-    shared: object,
-) -> bool:
-    """Run the calls in a pool; False when no pool can be had here (then nothing ran)."""
-    # Fork on Linux: workers start with everything already imported. (Elsewhere fork is
-    # unsafe or missing, and the platform's default start method is used.)
-    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
-    try:
-        pool = ProcessPoolExecutor(
-            workers, mp_context=context, initializer=_start_worker, initargs=(shared,)
+# A call's mark in shared memory.
+_NOT_STARTED, _STARTED, _FINISHED = 0, 1, 2
+
+
+class _Pool:
+    """The calls of one `run_all` in pools: a first one for all, then fresh ones for what a
+    worker's death left undone."""
+
+    def __init__(
+        self,
+        function: Callable[..., R],
+        calls: Sequence[tuple[Any, ...]],
+        sizes: Sequence[int],
+        workers: int,
+        shared: object,
+        batched: bool,
+        on_result: Callable[[int, R], None],
+        on_failure: Callable[[int, str], R],
+    ) -> None:
+        self._function = function
+        self._calls = calls
+        self._sizes = sizes
+        self._workers = workers
+        self._shared = shared
+        self._batched = batched
+        self._on_result = on_result
+        self._on_failure = on_failure
+        # Fork on Linux: workers start with everything already imported. (Elsewhere fork
+        # is unsafe or missing, and the platform's default start method is used.)
+        self._context = multiprocessing.get_context(
+            "fork" if sys.platform.startswith("linux") else None
         )
-    except (OSError, ImportError, NotImplementedError):  # no semaphores here (some sandboxes)
-        return False
+
+    def run(self, order: list[int]) -> bool:
+        """Run the calls; False when no pool can be had here (then nothing ran)."""
+        try:
+            self._marks = self._context.RawArray("b", len(self._calls))
+        except (OSError, ImportError, NotImplementedError):  # no shared memory here
+            return False
+        unfinished = self._round(order, self._workers, batched=self._batched)
+        if unfinished is None:
+            return False
+        idle_breaks = 0
+        while unfinished:
+            running = [i for i in unfinished if self._marks[i] == _STARTED]
+            for index in running:  # again, each on its own: the one that kills it is lost
+                if self._round([index], 1, alone=True) is None:
+                    self._lost(index)
+            idle_breaks += not running
+            pending = [i for i in unfinished if self._marks[i] != _STARTED]
+            if idle_breaks > 1:  # workers die with nothing running: do not try forever
+                for index in pending:
+                    self._lost(index)
+                break
+            again = self._round(pending, self._workers, batched=self._batched)
+            if again is None:  # no pool to run them in any more
+                for index in pending:
+                    self._lost(index)
+            unfinished = again or []
+        return True
+
+    def _lost(self, index: int) -> None:
+        self._on_result(index, self._on_failure(index, DIED))
+
+    def _round(
+        self, indexes: list[int], workers: int, *, batched: bool = False, alone: bool = False
+    ) -> list[int] | None:
+        """Run `indexes` in a fresh pool; the calls its breaking left without a result
+        (none when `alone`: a call alone whose worker dies is lost), or None when no pool
+        could be started."""
+        if not indexes:
+            return []
+        for index in indexes:
+            self._marks[index] = _NOT_STARTED
+        groups = [[index] for index in indexes]
+        if batched:
+            sizes = [self._sizes[index] for index in indexes]
+            groups = [[indexes[i] for i in group] for group in batches(sizes, workers)]
+        before = set(multiprocessing.active_children())
+        try:
+            pool = ProcessPoolExecutor(
+                min(workers, len(groups)),
+                mp_context=self._context,
+                initializer=_start_worker,
+                initargs=(self._shared, self._marks, os.getpid()),
+            )
+        except (OSError, ImportError, NotImplementedError):  # no semaphores (some sandboxes)
+            return None
+        unfinished: list[int] = []
+        try:
+            with _signals_stop_the_run():
+                run = functools.partial(_run_group, self._function, self._shared is not None)
+                futures: list[tuple[list[int], Future[list[Any]]]] = [
+                    (group, pool.submit(run, [(i, self._calls[i]) for i in group]))
+                    for group in groups
+                ]
+                for group, future in futures:
+                    unfinished.extend(self._collect(group, future, alone=alone))
+        except BaseException:
+            _stop(set(multiprocessing.active_children()) - before)
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        return unfinished
+
+    def _collect(self, group: list[int], future: Future[list[Any]], *, alone: bool) -> list[int]:
+        """Hand on a batch's results; the calls left without one when its worker died."""
+        try:
+            results = future.result()
+        except BrokenProcessPool:
+            if not alone:
+                return group
+            self._lost(group[0])
+            return []
+        except Exception as error:  # e.g. a result that could not be sent back
+            for index in group:
+                self._on_result(index, self._on_failure(index, f"{type(error).__name__}: {error}"))
+            return []
+        for index, result in zip(group, results, strict=True):
+            self._on_result(index, result)
+        return []
+
+
+def _stop(workers: set[multiprocessing.process.BaseProcess]) -> None:
+    """Stop a pool's workers now (the run was interrupted: their results are not wanted)."""
+    for worker in workers:
+        with contextlib.suppress(OSError, AttributeError):
+            worker.terminate()
+
+
+@contextlib.contextmanager
+def _signals_stop_the_run() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise `Terminated` here while the pool runs (only the main
+    thread can handle signals: elsewhere nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminated(signum: int, frame: object) -> None:
+        raise Terminated(signal.Signals(signum).name)
+
+    wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    previous = {signum: signal.signal(signum, terminated) for signum in wanted}
     try:
-        if shared is not None:
-            function = functools.partial(_with_shared, function)
-        futures: list[tuple[int, Future[R]]] = [
-            (index, pool.submit(function, *calls[index])) for index in order
-        ]
-        for index, future in futures:
-            try:
-                result = future.result()
-            except BrokenProcessPool:
-                result = on_failure(index, "the worker process checking it died")
-            except Exception as error:  # e.g. a result that could not be sent back
-                result = on_failure(index, f"{type(error).__name__}: {error}")
-            on_result(index, result)
+        yield
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-    return True
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
-_shared: object = None  # in a worker: what `run_all` was given as `shared`
+# In a worker: what `run_all` was given as `shared`, and the calls' marks.
+_shared: object = None
+_marks: Any = None
 
 
-def _start_worker(shared: object) -> None:
-    global _shared
-    _shared = shared
-    # Ctrl-C is the parent's to handle; workers would only add tracebacks.
+def _start_worker(shared: object, marks: Any, parent: int) -> None:
+    global _shared, _marks
+    _shared, _marks = shared, marks
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for name in ("SIGTERM", "SIGHUP"):  # the defaults, whatever the parent had set
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
+    _exit_with_parent(parent)
 
 
-def _with_shared(function: Callable[..., R], *call: Any) -> R:
-    return function(_shared, *call)
+# prctl(2) option: the signal this process gets when its parent dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Have this worker end when the process that started it does, however it ends."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    else:
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:  # it died before the request was made
+        os._exit(1)
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(1)
+    os._exit(1)
+
+
+def _run_group(
+    function: Callable[..., R], with_shared: bool, group: list[tuple[int, Any]]
+) -> list[R]:
+    """In a worker: the calls of one batch, each marked as it starts and ends."""
+    results = []
+    for index, call in group:
+        _marks[index] = _STARTED
+        results.append(function(_shared, *call) if with_shared else function(*call))
+        _marks[index] = _FINISHED
+    return results

@@ -265,37 +265,28 @@ def _read_in_workers(
     record: Callable[[int, _FirstPass], None],
 ) -> None:
     """Files go to the pool in batches (a round trip per file would cost more than the
-    test), the largest first; a worker that dies fails the files of its batch."""
-    sizes = [_size(task) for task in tasks]
-    batches = parallel.batches(sizes, jobs)
-
-    def done(position: int, answers: list[_FirstPass]) -> None:
-        for index, answer in zip(batches[position], answers, strict=True):
-            record(index, answer)
-
+    test), the largest first."""
     parallel.run_all(
-        _first_passes_of,
-        [(batch,) for batch in batches],
-        [sum(sizes[index] for index in batch) for batch in batches],
+        _first_pass_of,
+        [(index,) for index in range(len(tasks))],
+        [_size(task) for task in tasks],
         jobs=jobs,
-        on_result=done,
-        on_failure=lambda position, why: [_failure(tasks[i], why) for i in batches[position]],
+        on_result=record,
+        on_failure=lambda index, why: _failure(tasks[index], why),
         shared=(tasks, project, cache),
+        batched=True,
     )
 
 
-def _first_passes_of(
-    run: tuple[list[FileTask], Project, ResultCache | None], batch: list[int]
-) -> list[_FirstPass]:
+def _first_pass_of(
+    run: tuple[list[FileTask], Project, ResultCache | None], index: int
+) -> _FirstPass:
     tasks, project, cache = run
-    answers = []
-    for index in batch:
-        try:
-            answer = _without_parse(tasks[index], project, cache)
-            answers.append(answer.parse(cache) if isinstance(answer, _ToParse) else answer)
-        except Exception as error:  # an engine bug: this file's, not its batch's
-            answers.append(_failure(tasks[index], _why(error)))
-    return answers
+    try:
+        answer = _without_parse(tasks[index], project, cache)
+        return answer.parse(cache) if isinstance(answer, _ToParse) else answer
+    except Exception as error:  # an engine bug: this file's, not its batch's
+        return _failure(tasks[index], _why(error))
 
 
 def _read_here(
