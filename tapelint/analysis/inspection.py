@@ -8,7 +8,11 @@ guides teach the failure on purpose (the autodiff guide prints the None gradient
 it never watched, or of a NumPy step). Such a cell is an inspection, not a training step, so
 a None there breaks nothing.
 
-Only notebooks: a script that prints a gradient sends the None to a console among other
+In any file, a gradient that the code asserts to be None (`self.assertIsNone(grad)`,
+`assert grads[1] is None`, `assert grads[1:] == [None]`) is in plain sight too: the test
+checks the None on purpose.
+
+Otherwise only notebooks: a script that prints a gradient sends the None to a console among other
 output, and the same few lines are how a user's first attempt at an input gradient (without
 `tape.watch`) goes wrong; there the finding explains the None.
 
@@ -42,7 +46,10 @@ _DISPLAYED = (cst.Name, cst.Attribute, cst.Subscript, cst.Tuple, cst.List)
 
 
 def only_inspected(model: FileModel, call: TapeCall) -> bool:
-    """Whether the result of the gradient call `call` is only looked at (see above)."""
+    """Whether the result of the gradient call `call` is only looked at (see above), or
+    asserted to be None in any file (`asserted_none`)."""
+    if asserted_none(model, call):
+        return True
     if not model.is_notebook:
         return False
     line = call.stmt
@@ -127,3 +134,59 @@ def _descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
 def _mentioned_outside_the_parsed_code(model: FileModel, name: str) -> bool:
     word = re.compile(rf"\b{re.escape(name)}\b")
     return len(word.findall(model.source_text)) != len(word.findall(model.module.code))
+
+
+# unittest's and TensorFlow's test assertions that a value is None.
+_NONE_ASSERTIONS = frozenset({"assertIsNone", "assertNone"})
+
+
+def asserted_none(model: FileModel, call: TapeCall) -> bool:
+    """Whether the code asserts that the gradient of `call` is None, in any file: a test that
+    checks the None itself (`self.assertIsNone(grad)`, `assert grads[1] is None`) wants it,
+    and a report that the gradient is None tells its author what the test already says."""
+    held: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(call.node, call.stmt)]
+    if call.stmt is not None:
+        bound = {
+            d
+            for d in model.defs_by_stmt.get(call.stmt, [])
+            if d.value is not None and contains(d.value, call.node)
+        }
+        held += [(u.node, u.stmt) for u in model.uses_by_node.values() if u.defs & bound]
+    return any(_asserts_none(node, stmt) for node, stmt in held)
+
+
+def _asserts_none(node: cst.CSTNode, stmt: cst.CSTNode | None) -> bool:
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        if not contains(small, node):
+            continue
+        if isinstance(small, cst.Assert) and _is_none_test(small.test, node):
+            return True
+        value = small.value if isinstance(small, cst.Expr) else None
+        if (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Attribute)
+            and value.func.attr.value in _NONE_ASSERTIONS
+            and value.args
+            and contains(value.args[0].value, node)
+        ):
+            return True
+    return False
+
+
+def _is_none_test(test: cst.BaseExpression, node: cst.CSTNode) -> bool:
+    """`x is None`, `x == [None]` (or `all(g is None for g in x)`) about `node`."""
+    return contains(test, node) and any(
+        isinstance(part, cst.Comparison)
+        and len(part.comparisons) == 1
+        and isinstance(part.comparisons[0].operator, (cst.Is, cst.Equal))
+        and _is_none_value(part.comparisons[0].comparator)
+        for part in _descendants(test)
+    )
+
+
+def _is_none_value(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        return bool(expr.elements) and all(_is_none_value(e.value) for e in expr.elements)
+    return isinstance(expr, cst.Name) and expr.value == "None"
