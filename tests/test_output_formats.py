@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -142,10 +143,25 @@ def test_github_annotations(mixed: Path) -> None:
     )
     assert lines[1].startswith("::warning file=b_persistent.py,line=5,col=26,")
     assert ",title=TAP102::" in lines[1]
-    assert lines[4].startswith("::error file=e_nb.ipynb,title=TAP101::cell 4, line 2, column 9: ")
+    # A notebook's annotation is on the line and column of its JSON text that hold the code.
+    notebook = re.match(
+        r"::error file=e_nb\.ipynb,line=(\d+),col=(\d+),endLine=\d+,endColumn=\d+,"
+        r"title=TAP101::cell 4, line 2, column 9: ",
+        lines[4],
+    )
+    assert notebook, lines[4]
+    json_line = (mixed / "e_nb.ipynb").read_text().split("\n")[int(notebook[1]) - 1]
+    assert json_line[int(notebook[2]) - 1 :].startswith("tape.gradient(loss, ")
     assert lines[5].startswith("::error file=f_broken.ipynb,line=1,col=1,title=TAP002::")
     assert len(lines) == 6
     assert result.stderr == ""  # no summary line in a machine format
+
+
+def test_github_names_only_the_file_of_a_notebook_position_it_cannot_place(project) -> None:
+    notebook = FIXTURES / "notebooks" / "flag_loss_in_next_cell.ipynb"
+    (project / "bom.ipynb").write_bytes(b"\xef\xbb\xbf" + notebook.read_bytes())
+    [line] = run_cli("check", "--output-format", "github").stdout.splitlines()
+    assert line.startswith("::error file=bom.ipynb,title=TAP101::cell 4, line 2, column 9: ")
 
 
 def test_github_escapes_what_would_end_a_property_or_a_line() -> None:

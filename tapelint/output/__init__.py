@@ -29,7 +29,7 @@ FORMATS: dict[str, Callable[[Sequence[Diagnostic], Rendering], str]] = {
     "text": lambda found, _: text.render(found),
     "json": lambda found, _: json.render(found),
     "sarif": lambda found, how: sarif.render(found, how.sources),
-    "github": lambda found, _: github.render(found),
+    "github": lambda found, how: github.render(found, how.sources),
 }
 
 # The formats for people: a summary line follows them (on stderr).

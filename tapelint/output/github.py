@@ -3,30 +3,41 @@ request (`::error` for error-severity rules, `::warning` for warning-severity on
 
 `::error file=train.py,line=16,col=13,endLine=16,endColumn=60,title=TAP101::message`
 
-A notebook diagnostic names only the file: its lines are lines within a cell, which GitHub
-would place on the notebook's JSON, so the cell, line and column go into the message instead.
+A notebook diagnostic's line and column are those of the `.ipynb` file's JSON text that
+holds its source (`tapelint.output.notebook_json`), which is what GitHub reads them against,
+and its message starts with the cell, line and column in the cell. When that position
+cannot be placed in the file, the annotation names only the file.
 Values are escaped as the runner expects (`%`, CR and LF everywhere; `:` and `,` in properties).
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from tapelint.diagnostics import Diagnostic
-
-
-def render(diagnostics: Sequence[Diagnostic]) -> str:
-    return "".join(f"{_annotation(diagnostic)}\n" for diagnostic in diagnostics)
+from tapelint.diagnostics import Diagnostic, Position
+from tapelint.output.notebook_json import NotebookFiles
 
 
-def _annotation(diagnostic: Diagnostic) -> str:
+def render(diagnostics: Sequence[Diagnostic], sources: Mapping[str, bytes] | None = None) -> str:
+    """`sources`: the bytes of paths not to read from disk (standard input's)."""
+    notebooks = NotebookFiles(sources)
+    return "".join(f"{_annotation(diagnostic, notebooks)}\n" for diagnostic in diagnostics)
+
+
+def _annotation(diagnostic: Diagnostic, notebooks: NotebookFiles) -> str:
     properties = {"file": diagnostic.path}
     message = diagnostic.message
-    start, end = diagnostic.start, diagnostic.end
-    if diagnostic.cell is None:
+    placed: tuple[Position, Position] | None = (diagnostic.start, diagnostic.end)
+    if diagnostic.cell is not None:
+        start = diagnostic.start
+        message = f"cell {diagnostic.cell}, line {start.line}, column {start.column}: {message}"
+        notebook = notebooks.get(diagnostic.path)
+        placed = None
+        if notebook is not None:
+            placed = notebook.span(diagnostic.cell, diagnostic.start, diagnostic.end)
+    if placed is not None:
+        start, end = placed
         properties |= {"line": str(start.line), "col": str(start.column)}
         if end > start:
             properties |= {"endLine": str(end.line), "endColumn": str(end.column)}
-    else:
-        message = f"cell {diagnostic.cell}, line {start.line}, column {start.column}: {message}"
     properties["title"] = diagnostic.code
     joined = ",".join(f"{key}={_escape_property(value)}" for key, value in properties.items())
     return f"::{diagnostic.severity.value} {joined}::{_escape_data(message)}"

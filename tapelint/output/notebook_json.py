@@ -20,11 +20,14 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 from tapelint.diagnostics import Position
+from tapelint.files import read_source
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -135,6 +138,13 @@ class NotebookText:
         found = self._cell(cell)
         return found.position(line, column, ends=ends) if found is not None else None
 
+    def span(self, cell: int, start: Position, end: Position) -> tuple[Position, Position] | None:
+        """Where a span of cell `cell` starts and ends in the JSON text (`end` is `start`
+        for an empty span); None when it cannot be placed exactly."""
+        first = self.position(cell, start.line, start.column)
+        last = first if end <= start else self.position(cell, end.line, end.column, ends=True)
+        return (first, last) if first is not None and last is not None else None
+
     def replacement(
         self, cell: int, start: Position, end: Position, content: str
     ) -> tuple[Position, Position, str] | None:
@@ -181,3 +191,21 @@ class NotebookText:
                 self._text, [(p, self._map[f"{pointer}/{i}"]) for i, p in enumerate(source)]
             )
         return None
+
+
+class NotebookFiles:
+    """The JSON text of each notebook named, each read at most once; standard input's
+    bytes are given (the file it is checked as may hold something else)."""
+
+    def __init__(self, sources: Mapping[str, bytes] | None = None) -> None:
+        self._sources = dict(sources or {})
+        self._read: dict[str, NotebookText | None] = {}
+
+    def get(self, path: str) -> NotebookText | None:
+        if path not in self._read:
+            try:
+                data = self._sources[path] if path in self._sources else read_source(Path(path))
+            except OSError:
+                data = b""
+            self._read[path] = NotebookText.read(data) if data else None
+        return self._read[path]

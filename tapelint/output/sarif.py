@@ -32,8 +32,7 @@ from urllib.parse import quote
 
 import tapelint
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position, Related
-from tapelint.files import read_source
-from tapelint.output.notebook_json import NotebookText
+from tapelint.output.notebook_json import NotebookFiles
 from tapelint.registry import all_rules
 from tapelint.rule import Rule
 
@@ -120,8 +119,7 @@ class _Places:
     """Regions of plain files as they are; of notebooks, placed in the file's JSON text."""
 
     def __init__(self, sources: Mapping[str, bytes]) -> None:
-        self._sources = sources
-        self._notebooks: dict[str, NotebookText | None] = {}
+        self._notebooks = NotebookFiles(sources)
 
     def location(
         self, path: str, cell: int | None, start: Position, end: Position
@@ -141,29 +139,15 @@ class _Places:
     def span(
         self, path: str, cell: int, start: Position, end: Position
     ) -> tuple[Position, Position] | None:
-        """Where a cell's span is in the notebook's JSON text; None if it cannot be told."""
-        notebook = self._notebook(path)
-        if notebook is None:
-            return None
-        first = notebook.position(cell, start.line, start.column)
-        last = first if end <= start else notebook.position(cell, end.line, end.column, ends=True)
-        return (first, last) if first is not None and last is not None else None
+        notebook = self._notebooks.get(path)
+        return notebook.span(cell, start, end) if notebook is not None else None
 
     def replacement(self, path: str, edit: Edit) -> tuple[Position, Position, str] | None:
         """A notebook edit as an edit of its JSON text (`NotebookText.replacement`)."""
-        notebook = self._notebook(path)
+        notebook = self._notebooks.get(path)
         if notebook is None or edit.cell is None:
             return None
         return notebook.replacement(edit.cell, edit.start, edit.end, edit.content)
-
-    def _notebook(self, path: str) -> NotebookText | None:
-        if path not in self._notebooks:
-            try:
-                data = self._sources[path] if path in self._sources else read_source(Path(path))
-            except OSError:
-                data = b""
-            self._notebooks[path] = NotebookText.read(data) if data else None
-        return self._notebooks[path]
 
 
 def _region(start: Position, end: Position) -> dict[str, int]:
