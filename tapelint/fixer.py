@@ -11,13 +11,15 @@ from __future__ import annotations
 import ast
 import contextlib
 import difflib
+import errno
 import io
 import os
+import signal
 import stat
 import tempfile
 import tokenize
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -169,25 +171,83 @@ def encode_like(original: bytes, text: str) -> bytes:
 
 
 def write_atomically(path: Path, data: bytes) -> None:
-    """Replace the file (the symlink's target, for a symlink) keeping its permission bits.
+    """Give the file (the symlink's target, for a symlink) the content `data`, keeping
+    what it is: its owner, group, permission bits and hard links. Decisions:
 
-    The new content goes to a temporary file in the same directory, then `os.replace`:
-    a crash leaves either the old file or the new one, never half of each.
+    - The new content goes to a temporary file in the same directory, given the file's
+      owner, group and mode, then `os.replace` puts it in the file's place: a crash or a
+      kill leaves either the old file or the new one, never half of each.
+    - A file with more than one hard link (or whose owner and group a new file cannot be
+      given: another user's file, written by someone who is not root) is written in
+      place instead, since a new file would split the link (the other names keeping the
+      old text) or change hands. Its whole new content is ready before the file is
+      opened, and it is written in one go; only SIGKILL or a power cut in that moment
+      can leave it partly written.
+    - A read-only file (no write permission bit at all, or not writable by this user) is
+      left alone: PermissionError "the file is read-only". (Root could write it; a file
+      made read-only is one its owner does not want changed.)
+    - SIGINT, SIGTERM and SIGHUP wait until the write is over (then act as usual), so an
+      interrupted run leaves neither a torn file nor a stray temporary file.
     """
     target = Path(os.path.realpath(path))
-    mode = stat.S_IMODE(os.stat(target).st_mode)
+    status = os.stat(target)
+    if not status.st_mode & 0o222 or not os.access(target, os.W_OK):
+        raise PermissionError(errno.EACCES, "the file is read-only", str(path))
+    with _signals_held():
+        if status.st_nlink > 1 or not _replaced(target, data, status):
+            _write_in_place(target, data)
+
+
+def _replaced(target: Path, data: bytes, status: os.stat_result) -> bool:
+    """Replace the file by a new one like it; False (nothing done) when the new file
+    cannot be given its owner and group."""
     fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as file:
+            new = os.fstat(file.fileno())
+            if (new.st_uid, new.st_gid) != (status.st_uid, status.st_gid):
+                try:
+                    os.fchown(file.fileno(), status.st_uid, status.st_gid)
+                except PermissionError:
+                    os.unlink(temporary)
+                    return False
+            os.fchmod(file.fileno(), stat.S_IMODE(status.st_mode))
             file.write(data)
             file.flush()
             os.fsync(file.fileno())
-        os.chmod(temporary, mode)
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+    return True
+
+
+def _write_in_place(target: Path, data: bytes) -> None:
+    with open(target, "r+b") as file:
+        file.write(data)
+        file.truncate()
+        file.flush()
+        os.fsync(file.fileno())
+
+
+_HELD_SIGNALS = {
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+}
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Signals that end a run wait until the block is over (in this thread: a worker
+    process writes from its only thread). Where signals cannot be held, nothing changes."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def fixable_count(diagnostics: Iterable[Diagnostic], *, unsafe: bool) -> int:
