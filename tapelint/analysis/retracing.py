@@ -137,7 +137,7 @@ def counter_arguments(model: FileModel, index: StepIndex) -> Iterator[CounterArg
             if value.kind is not _Kind.VARYING or value.counter is None:
                 continue
             if compiled.function is not None and _sets_a_shape(
-                compiled.function, _parameter_of(compiled.function, site.node, position)
+                model, compiled.function, _parameter_of(compiled.function, site.node, position)
             ):
                 continue  # each value is a different program: its trace is the point
             yield CounterArgument(site.node, arg.value, value.counter)
@@ -329,6 +329,24 @@ def _compiles_a_step(model: FileModel, index: StepIndex, creation: _Creation) ->
 # Keyword arguments that take a shape: `shape=`, `sample_shape=`, `tf.fill(dims=)`,
 # `tf.tile(multiples=)`. (Not `*_size`: `step_size=` is a value.)
 _SHAPE_KEYWORDS = ("shape", "dims", "multiples")
+# TensorFlow calls whose positional argument at this index is a shape (`tf.zeros((n, g, g))`,
+# `tf.reshape(x, [-1, g])`).
+_SHAPE_POSITIONS = {
+    "tensorflow.zeros": 0,
+    "tensorflow.ones": 0,
+    "tensorflow.fill": 0,
+    "tensorflow.eye": 0,
+    "tensorflow.random.normal": 0,
+    "tensorflow.random.uniform": 0,
+    "tensorflow.random.truncated_normal": 0,
+    "tensorflow.random.stateless_normal": 0,
+    "tensorflow.random.stateless_uniform": 0,
+    "tensorflow.reshape": 1,
+    "tensorflow.broadcast_to": 1,
+    "tensorflow.tile": 1,
+    "tensorflow.linspace": 2,
+    "tensorflow.one_hot": 1,
+}
 
 
 def _parameter_of(function: cst.FunctionDef, call: cst.Call, position: int) -> str | None:
@@ -346,22 +364,24 @@ def _parameter_of(function: cst.FunctionDef, call: cst.Call, position: int) -> s
     return params[index].name.value if index < len(params) else None
 
 
-def _sets_a_shape(function: cst.FunctionDef, parameter: str | None) -> bool:
+def _sets_a_shape(model: FileModel, function: cst.FunctionDef, parameter: str | None) -> bool:
     """Whether `function` uses `parameter` to decide the shape of what it computes: in a
     slice bound (`draws[-n // 2:]`), as the length of a Python loop (`range(n)`, unrolled
-    while tracing), or in a shape keyword (`shape=[n, 3]`, `sample_shape=`, `dims=`,
-    `multiples=`). Each value then builds a
+    while tracing), in a shape keyword (`shape=[n, 3]`, `sample_shape=`, `dims=`,
+    `multiples=`), or in the shape a TensorFlow call takes by position (`tf.zeros((n, g, g))`,
+    `tf.reshape(x, [-1, g])`, `tf.one_hot(labels, depth)`). Each value then builds a
     different graph on purpose; as a tensor it would leave the shape unknown while
     tracing, which XLA (`jit_compile=True`) refuses."""
     if parameter is None:
         return False
-    finder = _ShapeUses(parameter)
+    finder = _ShapeUses(model, parameter)
     function.body.visit(finder)
     return finder.found
 
 
 class _ShapeUses(cst.CSTVisitor):
-    def __init__(self, parameter: str) -> None:
+    def __init__(self, model: FileModel, parameter: str) -> None:
+        self.model = model
         self.parameter = parameter
         self.found = False
 
@@ -380,6 +400,14 @@ class _ShapeUses(cst.CSTVisitor):
             keyword = arg.keyword.value if arg.keyword is not None else ""
             if keyword.endswith(_SHAPE_KEYWORDS) and self._mentions(arg.value):
                 self.found = True
+        position = _SHAPE_POSITIONS.get(self.model.imports.qualify(node.func) or "")
+        positional = [arg.value for arg in node.args if arg.keyword is None and not arg.star]
+        if (
+            position is not None
+            and position < len(positional)
+            and self._mentions(positional[position])
+        ):
+            self.found = True
 
 
 # ---------------------------------------------------------------------- Python values
