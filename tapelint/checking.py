@@ -309,6 +309,7 @@ class Linters:
         self.unfixable = frozenset(
             rule.code for s in settings.unfixable for rule in rules_matching(s, preview=True)
         )
+        self.max_file_size = settings.max_file_size
         self._linters: dict[tuple[type[Rule], ...], Linter] = {}
 
     def for_file(self, path: Path) -> Linter:
@@ -320,5 +321,5 @@ class Linters:
 
     def _linter(self, rules: tuple[type[Rule], ...]) -> Linter:
         if rules not in self._linters:
-            self._linters[rules] = Linter(rules, self.unfixable)
+            self._linters[rules] = Linter(rules, self.unfixable, self.max_file_size)
         return self._linters[rules]

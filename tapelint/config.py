@@ -67,8 +67,19 @@ DEFAULT_PER_FILE_IGNORES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
 
 _SELECTOR_KEYS = ("select", "extend-select", "ignore", "unfixable")
 _PATTERN_KEYS = ("exclude", "extend-exclude")
-_KEYS = (*_SELECTOR_KEYS, *_PATTERN_KEYS, "per-file-ignores", "preview", "cache-dir")
+_KEYS = (
+    *_SELECTOR_KEYS,
+    *_PATTERN_KEYS,
+    "per-file-ignores",
+    "preview",
+    "cache-dir",
+    "max-file-size",
+)
 DEFAULT_CACHE_DIR = ".tapelint_cache"
+# Bytes. A file larger than this that mentions a trigger is TAP001 without being parsed: a
+# data module (a vocabulary, weights as literals) next to training code, whose parse would
+# take gigabytes. The largest file with a trigger in TensorFlow's sources is 70 kB.
+DEFAULT_MAX_FILE_SIZE = 4_000_000
 
 
 class ConfigError(Exception):
@@ -87,6 +98,7 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = DEFAULT_PER_FILE_IGNORES
     preview: bool = False
     cache_dir: str = DEFAULT_CACHE_DIR  # relative to `root` unless absolute; `~` expands
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE  # bytes
 
     @property
     def cache_path(self) -> Path:
@@ -231,6 +243,11 @@ def _settings_from(table: dict[str, Any], config_file: Path, section: str) -> Se
     cache_dir = table.get("cache-dir", DEFAULT_CACHE_DIR)
     if not isinstance(cache_dir, str) or not cache_dir:
         raise fail("cache-dir", f"expected a directory path, got {_describe(cache_dir)}")
+    max_file_size = table.get("max-file-size", DEFAULT_MAX_FILE_SIZE)
+    if not isinstance(max_file_size, int) or isinstance(max_file_size, bool) or max_file_size < 1:
+        raise fail(
+            "max-file-size", f"expected a positive number of bytes, got {_describe(max_file_size)}"
+        )
     return Settings(
         root=config_file.parent,
         cache_dir=cache_dir,
@@ -242,6 +259,7 @@ def _settings_from(table: dict[str, Any], config_file: Path, section: str) -> Se
         extend_exclude=values.get("extend-exclude", ()),
         per_file_ignores=per_file_ignores,
         preview=preview,
+        max_file_size=max_file_size,
     )
 
 

@@ -23,6 +23,7 @@ from tapelint.analysis.function_summaries import summarize
 from tapelint.analysis.summaries import ModuleSummary, ProjectIndex
 from tapelint.analysis.test_code import is_test_path
 from tapelint.call_starts import CallStarts
+from tapelint.config import DEFAULT_MAX_FILE_SIZE
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position, Related
 from tapelint.registry import rule_by_code_or_name
 from tapelint.rule import Finding, NodeEdit, Rule
@@ -32,6 +33,7 @@ from tapelint.source import (
     TriggerTest,
     relevant_source,
     too_deeply_nested,
+    too_large_to_parse,
 )
 from tapelint.suppression import unsuppressed
 
@@ -62,11 +64,16 @@ class Linter:
     """Runs a fixed set of rules over sources; cheap to create, safe to reuse."""
 
     def __init__(
-        self, rules: Sequence[type[Rule]], unfixable: frozenset[str] = frozenset()
+        self,
+        rules: Sequence[type[Rule]],
+        unfixable: frozenset[str] = frozenset(),
+        max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     ) -> None:
         self.codes = frozenset(rule.code for rule in rules)
         # Codes whose findings are reported without their fix (`--unfixable`).
         self.unfixable = unfixable
+        # Bytes: a larger source is TAP001, not parsed (`max-file-size`).
+        self.max_file_size = max_file_size
         self.rules = [rule() for rule in rules if not rule.engine_reported]
         # Engine-reported rules (syntax errors) have triggers too: they apply to the files
         # tapelint reads, which are the files some rule can have something to say about.
@@ -127,6 +134,10 @@ class Linter:
         text = with_newline_line_ends(text)
         if not self.codes or not self._trigger_test.in_text(text):
             return FileAnalysis([])
+        size = _size_beyond(text, self.max_file_size)
+        if size is not None:
+            problem = f"{size:,} bytes, more than max-file-size ({self.max_file_size:,})"
+            return FileAnalysis(self._syntax_error(path, SyntaxProblem(1, 1, problem)))
         with _gc_paused():
             found = self._analyze(text, path, is_notebook, context or ModuleContext(), origin)
         lines = text.split("\n")
@@ -146,6 +157,9 @@ class Linter:
         sparse = relevant_source(text, self.triggers)
         if isinstance(sparse, SyntaxProblem):
             return FileAnalysis(self._syntax_error(path, sparse))
+        too_large = too_large_to_parse(sparse.text)
+        if too_large is not None:
+            return FileAnalysis(self._syntax_error(path, too_large))
         try:
             return self._analyze_sparse(sparse, text, path, is_notebook, context, origin)
         except RecursionError:
@@ -404,6 +418,15 @@ def _gc_paused() -> Iterator[None]:
         yield
     finally:
         gc.enable()
+
+
+def _size_beyond(text: str, limit: int) -> int | None:
+    """The size of `text` in UTF-8 when it is more than `limit` bytes, else None (counted
+    only when its length does not settle it: a character is 1 to 4 bytes)."""
+    if len(text) * 4 <= limit:
+        return None
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return size if size > limit else None
 
 
 _LONE_CR = re.compile(r"\r(?!\n)")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import bisect
 import dataclasses
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -476,3 +477,23 @@ def too_deeply_nested(source: ast.Module | str) -> SyntaxProblem | None:
         return None
     line, column = getattr(node, "lineno", 1), getattr(node, "col_offset", 0) + 1
     return SyntaxProblem(line, column, f"nested too deeply for libcst ({depth} levels)")
+
+
+# What libcst is given to parse at most, in tokens (a name, a number, an operator...). Its
+# tree costs about 2 kB a token (a list literal of 100,000 numbers: 400 MB, and 6 s), so a
+# data literal of millions of elements would take gigabytes. The code that may matter in
+# the largest file with a trigger in TensorFlow's sources is 14,000 tokens.
+MAX_PARSE_TOKENS = 200_000
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def too_large_to_parse(text: str) -> SyntaxProblem | None:
+    """The TAP001 problem of code (what the slicer kept) with more than MAX_PARSE_TOKENS
+    tokens; None for anything smaller (counted only when its length does not settle it)."""
+    if len(text) <= MAX_PARSE_TOKENS:
+        return None
+    tokens = sum(1 for _ in itertools.islice(_TOKEN.finditer(text), MAX_PARSE_TOKENS + 1))
+    if tokens <= MAX_PARSE_TOKENS:
+        return None
+    problem = f"more than {MAX_PARSE_TOKENS:,} tokens of code to parse (a large data literal?)"
+    return SyntaxProblem(1, 1, problem)

@@ -219,8 +219,8 @@ class Project:
 
     def _imports(self, path: str, module: ModuleName) -> ModuleSummary | None:
         data = self._read(path)
-        if data is None:
-            return None
+        if data is None or len(data) > self.settings.max_file_size:
+            return None  # unknown, as a file too large to check is
         key = self._cache.imports_key(data, module.key) if self._cache is not None else None
         if self._cache is not None and key is not None:
             found, summary = self._cache.get_imports(key)
