@@ -306,7 +306,8 @@ def check(
         return _show(paths, settings, config_file, show_files, flags["force_exclude"])
     request = CheckRequest(
         paths=paths,
-        settings=lambda: _settings(config_file, overrides),
+        # A watching run reads the config again for each check: it may have been edited.
+        settings=(lambda: _settings(config_file, overrides)) if watch else (lambda: settings),
         reading_stdin=reading_stdin,
         stdin_filename=stdin_filename,
         output_format=output_format or ("text" if output_file else default_format()),

@@ -120,3 +120,20 @@ def test_standard_input_cannot_be_watched(project: Path) -> None:
     )
     assert result.returncode == 2
     assert result.stderr == "error: --watch watches files: it cannot check standard input\n"
+
+
+def test_an_edited_config_is_read_again(project: Path) -> None:
+    write(project, "train.py", LOSS_OUTSIDE)
+    watcher = Watcher(project, "--output-format", "concise")
+    try:
+        watcher.wait_for("Found 1 problem in 1 file.")
+        watcher.wait_for("Watching for file changes")
+
+        def ignore() -> None:
+            write(project, "pyproject.toml", '[tool.tapelint]\nignore = ["TAP101"]\n')
+
+        ignore()
+        watcher.wait_for("pyproject.toml changed: checking again.", again=ignore)
+        watcher.wait_for("All checks passed!")
+    finally:
+        watcher.stop()
