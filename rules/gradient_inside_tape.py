@@ -1,8 +1,11 @@
 from collections.abc import Iterator
 
+import libcst as cst
+
 from tapelint.analysis import FileModel, TapeCall, Tri
-from tapelint.analysis.expressions import argument_value
+from tapelint.analysis.expressions import argument_value, contains
 from tapelint.analysis.higher_order import InBlockCost, in_block_cost
+from tapelint.analysis.model import TapeInstance
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, tape_label
 
@@ -22,6 +25,9 @@ class GradientInsideTape(Rule):
     - the tape is not persistent, so it stops recording at the call, and something the block
       computes after the call feeds a later gradient call of the same tape (a call after the
       block, or the same call on a loop's next iteration), which then misses it.
+
+    A persistent tape's block with several such calls is reported once, at the first call,
+    with the number of the others: moving the calls out of the block is one fix.
 
     Not flagged: a non-persistent tape whose call is followed in its block only by the update,
     metrics, logging or nothing at all. TensorFlow stops the tape at that call, so it records
@@ -68,22 +74,42 @@ class GradientInsideTape(Rule):
     severity = Severity.WARNING
 
     def check(self, model: FileModel) -> Iterator[Finding]:
+        # A persistent tape's block with several such calls is one mistake, with one fix
+        # (take the calls out of the block): it is reported once, at its first call.
+        persistent: dict[tuple[TapeInstance, cst.With | None], list[TapeCall]] = {}
         for call in model.gradient_calls:
             cost = in_block_cost(model, call)
             if cost is None:
                 continue
-            tape = tape_label(call.tape)
-            if cost.kind != "unrecorded":
-                advice = "call it after the `with` block"
-            elif cost.later is call:
-                advice = "create the tape inside the loop, one per iteration"
-            else:
-                advice = "take it from a separate tape nested inside the block"
-            yield Finding(
-                call.node,
-                f"`{tape}.{call.method}` is called inside `{tape}`'s recording block, where "
-                f"{_effect(model, call, cost)}; {advice}",
-            )
+            if cost.kind == "persistent":
+                persistent.setdefault((call.tape, _block_of(call)), []).append(call)
+                continue
+            yield self._finding(model, call, cost, 0)
+        for calls in persistent.values():
+            first = calls[0]
+            cost = in_block_cost(model, first)
+            assert cost is not None
+            yield self._finding(model, first, cost, len(calls) - 1)
+
+    def _finding(self, model: FileModel, call: TapeCall, cost: InBlockCost, more: int) -> Finding:
+        tape = tape_label(call.tape)
+        if cost.kind != "unrecorded":
+            advice = "call it after the `with` block"
+        elif cost.later is call:
+            advice = "create the tape inside the loop, one per iteration"
+        else:
+            advice = "take it from a separate tape nested inside the block"
+        others = f" (and {more} more call{'s' if more > 1 else ''} in this block)" if more else ""
+        return Finding(
+            call.node,
+            f"`{tape}.{call.method}` is called inside `{tape}`'s recording block{others}, "
+            f"where {_effect(model, call, cost)}; {advice}",
+        )
+
+
+def _block_of(call: TapeCall) -> cst.With | None:
+    """The `with` block of the call's tape that holds the call."""
+    return next((b for b in call.tape.blocks if contains(b, call.node)), None)
 
 
 def _effect(model: FileModel, call: TapeCall, cost: InBlockCost) -> str:
