@@ -3,7 +3,7 @@ from collections.abc import Iterator
 from tapelint.analysis import FileModel
 from tapelint.analysis.expressions import argument_value
 from tapelint.analysis.gradients import applied_pairing, gradients_of, swapped_pairing
-from tapelint.analysis.identity import variable_lists_differ
+from tapelint.analysis.identity import kept_in_sync, variable_lists_differ
 from tapelint.analysis.optimizers import gradient_applies
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of, tape_label
@@ -23,8 +23,10 @@ class GradientVariableMismatch(Rule):
     model's variables in between. One call bound to two names (`a = b = make_net()`), a
     call that hands out an existing object (`models.get(...)`, `copy.copy(m)`), a function of
     the file that may return a shared one (decorated, such as `functools.lru_cache`, or
-    using `global`), and an attribute built from the other (`clone(self.online)`) are not
-    reported. The
+    using `global`), an attribute built from the other (`clone(self.online)`), and a model
+    kept equal to the other by copying its weights (`local.set_weights(global_model
+    .get_weights())`: an A3C worker applies its local gradients to the shared model on
+    purpose) are not reported. The
     same expression, or the same name bound to the same list, is fine; anything the analysis
     cannot pin down (a list returned by a function, a parameter holding the variables, a name
     bound on several paths) is not reported. Also reported: the pair written the wrong way
@@ -78,6 +80,8 @@ class GradientVariableMismatch(Rule):
             sources = argument_value(origin.node, 1, "sources")
             if sources is None or not variable_lists_differ(model, sources, pairing.variables):
                 continue
+            if kept_in_sync(model, sources, pairing.variables):
+                continue  # a local copy of a shared model (A3C) updates the shared one
             tape = tape_label(origin.tape, "tape")
             computed_for = source_of(model, sources)
             applied_to = f"`{source_of(model, pairing.variables)}`"

@@ -282,3 +282,50 @@ def _parsed(text: str) -> ast.Module | None:
         return ast.parse(text)
     except (SyntaxError, ValueError):
         return None
+
+
+def kept_in_sync(model: FileModel, first: cst.BaseExpression, second: cst.BaseExpression) -> bool:
+    """Whether the models owning two variable lists are kept equal by copying weights from
+    one to the other (`local.set_weights(global_model.get_weights())`): A3C's workers, and
+    other local copies of a shared model, apply their own gradients to the shared model's
+    variables on purpose."""
+    owners = {_owner(model, first, 0), _owner(model, second, 0)}
+    if None in owners or len(owners) != 2:
+        return False
+    for site in model.calls:
+        func = site.node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "set_weights"):
+            continue
+        target = dotted_name(func.value)
+        if target not in owners or not site.node.args:
+            continue
+        (other,) = owners - {target}
+        value = site.node.args[0].value
+        if any(dotted_name(node) == other for node in _attributes_and_names(value)):
+            return True
+    return False
+
+
+def _owner(model: FileModel, expr: cst.BaseExpression, depth: int) -> str | None:
+    """The dotted name of the model whose variable list `expr` is (`self.local_model` for
+    `self.local_model.trainable_variables`, through plain assignments)."""
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(expr, cst.Attribute) and expr.attr.value in _TRAINABLE | _ALL:
+        return dotted_name(expr.value)
+    if isinstance(expr, cst.Name):
+        d = _only_assignment(model, expr)
+        if d is not None and d.value is not None:
+            return _owner(model, d.value, depth + 1)
+    return None
+
+
+def _attributes_and_names(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, (cst.Attribute, cst.Name)):
+            found.append(current)
+        pending.extend(current.children)
+    return found
