@@ -321,11 +321,14 @@ def check(
 
 
 def _checked_once(request: CheckRequest) -> None:
-    """One check of a watching run: an error is printed, and the watching goes on."""
+    """One check of a watching run: an error, even an internal one, is printed as a run
+    would print it, and the watching goes on."""
     try:
         run_check(request)
     except click.ClickException as error:
         print_error(error.format_message())
+    except Exception as error:  # never a traceback, and the next change is checked
+        print_error(f"internal error: {type(error).__name__}: {error}")
 
 
 def _show(
