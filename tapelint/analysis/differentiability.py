@@ -30,7 +30,7 @@ import libcst as cst
 from tapelint.analysis.dataflow import Watched
 from tapelint.analysis.expressions import NESTED_CODE, argument_value, descendants, elements
 from tapelint.analysis.model import Def, DefKind, FileModel, Scope, TapeCall, is_recording
-from tapelint.analysis.names import dotted_name, is_tensorflow
+from tapelint.analysis.names import dotted_name, is_numpy, is_tensorflow
 
 
 class Reach(IntEnum):
@@ -113,6 +113,8 @@ _NON_FLOAT_DTYPES = frozenset(
 )
 _METADATA_ATTRIBUTES = frozenset({"shape", "dtype", "ndim", "name", "device", "get_shape"})
 _CONSTANT_BUILTINS = frozenset({"len", "isinstance", "type", "id", "range", "print"})
+_NUMBER_BUILTINS = frozenset({"float", "int", "bool", "complex"})
+_CONVERSION_METHODS = frozenset({"numpy", "item", "tolist"})
 _PASSING_BUILTINS = frozenset({"abs", "sum", "min", "max", "list", "tuple", "zip", "reversed"})
 _PURE_CALLABLE_MODULES = ("keras.losses.", "keras.metrics.")
 _NUMERIC_COMPARISONS = (
@@ -434,6 +436,13 @@ class _Walk:
                 return max((self.reach(a) for a in arguments), default=Reach.CONST)
         if self._is_pure_callable(func):
             return max((self.reach(a) for a in arguments), default=Reach.CONST)
+        if self._leaves_tensorflow(call, qualified):
+            # NumPy, `float(t)`, `t.numpy()`: a value that depends on the source but carries no
+            # gradient (TAP301 reports the conversion itself).
+            operands = [self.reach(a) for a in arguments]
+            if isinstance(func, cst.Attribute):
+                operands.append(self.reach(func.value))
+            return Reach.CUT if max(operands, default=Reach.CONST) >= Reach.CUT else Reach.CONST
         if self.globals_read and (
             self._reads_origin_as_global(func) or self._method_reads_origin(func)
         ):
@@ -524,6 +533,16 @@ class _Walk:
             if self.origin in reads.get(function, ()):
                 return True
         return False
+
+    def _leaves_tensorflow(self, call: cst.Call, qualified: str | None) -> bool:
+        """A NumPy function, a Python number conversion or a tensor's `.numpy()`: what it
+        returns is no tensor the tape can differentiate through."""
+        func = call.func
+        if qualified is not None and is_numpy(qualified):
+            return True
+        if isinstance(func, cst.Name) and not self.model.defs_of(func):
+            return func.value in _NUMBER_BUILTINS
+        return isinstance(func, cst.Attribute) and func.attr.value in _CONVERSION_METHODS
 
     def _own_method(self, func: cst.BaseExpression) -> str | None:
         """`m` of `self.m`, when the tape's own class defines a method `m`."""
