@@ -45,7 +45,8 @@ DEFAULT_EXCLUDE = (
 # about how well a model trains (TAP203's None gradients of non-trainable state, TAP303's
 # training flag), have nothing worth a test author's time to say there. The rules about
 # results that are wrong (TAP101, TAP105, TAP201, TAP301, TAP401 ...) still run in tests.
-# The patterns are pytest's and unittest's naming defaults and test directories (the same
+# The patterns are pytest's and unittest's naming defaults, test-support modules
+# (`test_util.py`, `testing_utils.py`) and test directories (the same
 # convention as `analysis.test_code.is_test_path`). Like any `per-file-ignores`, setting
 # the key replaces them (`per-file-ignores = {}` checks tests like the rest), and
 # `extend-per-file-ignores` on the command line adds to them.
@@ -57,6 +58,12 @@ DEFAULT_PER_FILE_IGNORES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
         "*_test.py",
         "*_tests.py",
         "conftest.py",
+        "test_util.py",
+        "test_utils.py",
+        "testing_util.py",
+        "testing_utils.py",
+        "*_test_util.py",
+        "*_test_utils.py",
         "test/",
         "tests/",
         "testing/",

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from tapelint.analysis.test_code import is_test_path
 from tapelint.config import DEFAULT_PER_FILE_IGNORES, TEST_CODE_IGNORES, load_settings
+from tapelint.globs import Globs
 
 # A persistent tape asked once over a model (TAP102) and an unwatched constant (TAP201).
 STEP = """\
@@ -81,3 +83,32 @@ def test_the_default_is_what_settings_start_from(tmp_path):
     config.write_text("[tool.tapelint]\npreview = false\n")
     assert load_settings(config).per_file_ignores == DEFAULT_PER_FILE_IGNORES
     assert {codes for _, codes in DEFAULT_PER_FILE_IGNORES} == {TEST_CODE_IGNORES}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "tests/a.py",
+        "pkg/test/a.py",
+        "pkg/testing/a.py",
+        "integration_test/models/bert.py",
+        "pkg/unit_tests/a.py",
+        "test_train.py",
+        "pkg/train_test.py",
+        "pkg/train_tests.py",
+        "conftest.py",
+        "pkg/test_util.py",
+        "tf_keras/dtensor/integration_test_utils.py",
+        "pkg/testing_utils.py",
+        "train.py",
+        "pkg/latest_util.py",
+        "pkg/contest.py",
+        "pkg/attest/a.py",
+        "pkg/testimony.py",
+    ],
+)
+def test_the_default_ignores_cover_exactly_the_test_paths(path):
+    """The default per-file-ignores and the test-code evidence of TAP401 (`is_test_path`)
+    name the same files test code."""
+    globs = Globs([pattern for pattern, _ in DEFAULT_PER_FILE_IGNORES])
+    assert globs.match(path) == is_test_path(path)

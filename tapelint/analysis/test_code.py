@@ -1,7 +1,8 @@
 """Is code part of a test suite? Decided from the file's path and the class a function is in.
 
 A test module is named like pytest's and unittest's defaults (`test_*.py`, `*_test.py`,
-`*_tests.py`, `conftest.py`) or sits in a directory named `test`, `tests`, `testing` or
+`*_tests.py`, `conftest.py`), is a test-support module (`test_util.py`,
+`integration_test_utils.py`, `testing_utils.py`) or sits in a directory named `test`, `tests`, `testing` or
 `*_test(s)` (`integration_test/`); a
 method of a class derived from a `...TestCase` (`tf.test.TestCase`, `unittest.TestCase`,
 `parameterized.TestCase`) is test code wherever it is.
@@ -21,7 +22,8 @@ from tapelint.analysis.model import FileModel, Scope
 from tapelint.analysis.names import dotted_name
 
 _TEST_PATH = re.compile(
-    r"(?:^|/)(?:tests?|testing|[^/]*_tests?)/|(?:^|/)(?:test_[^/]*|[^/]*_tests?|conftest)\.py$"
+    r"(?:^|/)(?:tests?|testing|[^/]*_tests?)/"
+    r"|(?:^|/)(?:test_[^/]*|[^/]*_tests?|conftest|(?:[^/]*_)?test(?:ing)?_utils?)\.py$"
 )
 
 
