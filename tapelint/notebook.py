@@ -12,6 +12,8 @@ How a notebook is read (decisions, in the order a user meets them):
   cell is left out with no TAP001: TAP001 in a notebook means the notebook's own kernel
   would fail. Its cells that Python 3 parses are checked as in any notebook, so a tape in
   them is still followed across cells.
+- A cell a course leaves blank for the student (`x = # TODO`, `# Your code goes here`) does
+  not parse on purpose: it is left out with no TAP001 (see tapelint.exercise_cells).
 - Code cells are joined in order into one program: the kernel runs them in one namespace, so
   a tape in one cell and its `apply_gradients` two cells later are one training step, and a
   persistent tape still bound at the end of the notebook stays alive in the kernel (TAP103).
@@ -63,6 +65,7 @@ from typing import Any
 from tapelint.cell_language import is_declared_foreign, looks_like_r
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position
 from tapelint.engine import FileAnalysis, Linter, ModuleContext
+from tapelint.exercise_cells import is_exercise_blank
 from tapelint.fixer import FixError, fix_source
 from tapelint.ipython_input import CellCode, cell_code
 from tapelint.source import SyntaxProblem
@@ -166,7 +169,7 @@ def read_notebook(data: bytes) -> NotebookProgram | None:
             else cell_code(originals)
         )
         if isinstance(code, SyntaxProblem):
-            if not python2 and not looks_like_r(originals):
+            if not (python2 or looks_like_r(originals) or is_exercise_blank(originals, code)):
                 problems.append((number, code))
             code = _imports_of(originals) if python2 else _left_out(originals)
         code_cells.append(CodeCell(number, source, tuple(originals), code, code.python))

@@ -1,0 +1,47 @@
+"""Exercise blanks: the cells a course leaves for the student are told apart from real
+syntax errors by what the cell says, not by the error."""
+
+from __future__ import annotations
+
+import pytest
+
+from tapelint.exercise_cells import is_exercise_blank
+from tapelint.ipython_input import cell_code
+from tapelint.source import SyntaxProblem
+
+
+def _problem(lines: list[str]) -> SyntaxProblem:
+    problem = cell_code(lines)
+    assert isinstance(problem, SyntaxProblem), "the cell must fail to parse"
+    return problem
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "real_loss = # TODO: Your code goes here.\nreturn_value = real_loss",
+        "def compute_gradients(X, Y):\n    # YOUR CODE HERE",
+        "chars = #insert code here",
+        "self.embedding = #insert code here",
+        "decoded = decode(data)\nresized = #TODO: Resize decoded image",
+        "# TODO 4 - Your code goes here.\n\n  save(index, path)",
+        "### START CODE HERE ###\nA = \n### END CODE HERE ###",
+    ],
+)
+def test_blanks_left_for_the_student(cell):
+    lines = cell.splitlines()
+    assert is_exercise_blank(lines, _problem(lines))
+
+
+@pytest.mark.parametrize(
+    "cell",
+    [
+        "def report(history)\n    print(history)",
+        "# TODO: tidy this up\nx = 1\ny = 2\nz = 3\ndef f(a)\n    return a",
+        "print 'hello'",
+        "todo_list = [1, 2\nprint(todo_list)",
+    ],
+)
+def test_real_syntax_errors(cell):
+    lines = cell.splitlines()
+    assert not is_exercise_blank(lines, _problem(lines))
