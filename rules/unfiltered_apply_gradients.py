@@ -9,6 +9,7 @@ from tapelint.analysis.disconnection import discarded_output
 from tapelint.analysis.gradients import (
     GradientFlow,
     applied_gradients,
+    applied_pairing,
     gradients_of,
     handles_none,
 )
@@ -37,7 +38,8 @@ class UnfilteredApplyGradients(Rule):
     an explicit check that raises or logs, or `unconnected_gradients=ZERO` on the gradient
     call. Not reported where no gradient can be None: sources named one by one that the
     loss certainly uses, or `tape.watched_variables()`; nor where there is one source
-    (`tape.gradient(loss, [patch])`): when its gradient is None, Keras raises "No gradients
+    (`tape.gradient(loss, [patch])`), or one variable written out in the apply
+    (`zip([grad], [weights])`): when its gradient is None, Keras raises "No gradients
     provided for any variable", so nothing is dropped silently.
 
     `x.apply(grads, variables)` counts only when `x` is known to be a Keras optimizer (built
@@ -98,7 +100,9 @@ class UnfilteredApplyGradients(Rule):
     def check(self, model: FileModel) -> Iterator[Finding]:
         for apply in gradient_applies(model):
             flow = applied_gradients(model, apply)
-            if not _reported(model, flow, apply.scope, apply.stmt):
+            if not _reported(model, flow, apply.scope, apply.stmt) or _applies_one_pair(
+                model, apply
+            ):
                 continue
             func = apply.node.func
             owner = dotted_name(func.value) if isinstance(func, cst.Attribute) else None
@@ -143,6 +147,14 @@ def _reported(model: FileModel, flow: GradientFlow, scope: Scope, stmt: cst.CSTN
     if is_test_code(model, scope):
         return any(discarded_output(model, origin.tape) for origin in flow.origins)
     return True
+
+
+def _applies_one_pair(model: FileModel, apply: ApplyCall) -> bool:
+    """`opt.apply_gradients(zip([grad], [weights]))`: one variable, written out in the apply.
+    A None there makes the Keras optimizer raise, as with one source in the gradient call."""
+    pairing = applied_pairing(model, apply)
+    variables = pairing.variables if pairing is not None else None
+    return isinstance(variables, (cst.List, cst.Tuple)) and len(variables.elements) == 1
 
 
 def _origin(model: FileModel, flow: GradientFlow) -> str:
