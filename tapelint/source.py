@@ -16,6 +16,8 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
+from tapelint.percent_cells import runs_as_cells
+
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _DEFINITIONS = (*_FUNCTIONS, ast.ClassDef)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -154,6 +156,8 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     try:
         tree = ast.parse(text)
     except SyntaxError as error:
+        if runs_as_cells(text):
+            return SparseSource("", ((1, 1),))  # run cell by cell: see percent_cells
         return SyntaxProblem(error.lineno or 1, error.offset or 1, error.msg)
     except ValueError as error:  # e.g. null bytes on older interpreters
         return SyntaxProblem(1, 1, str(error))
