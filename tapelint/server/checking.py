@@ -35,13 +35,26 @@ class CheckFault(RuntimeError):
     """The error FAULT_VARIABLE provokes."""
 
 
+class CheckFailed(RuntimeError):
+    """tapelint could not check the document: the internal errors the command would print
+    (`error: FILE: internal error: ...`). Raised, so that the document is not shown as
+    clean: the server logs it as it logs any internal error (`linting`)."""
+
+
 def check(snapshot: Snapshot, settings: Settings, project: Project) -> list[Diagnostic]:
     """The diagnostics of the snapshot; for a notebook each has the cell it is in. Its
-    imports are resolved in `project`, which holds the open documents' text."""
+    imports are resolved in `project`, which holds the open documents' text. Raises
+    CheckFailed when the command would report an internal error for it."""
     _provoke_fault(snapshot)
     options = Options(force_exclude=True)
     result = run_stdin(_data(snapshot), str(snapshot.path), settings, options, project)
+    _raise_errors(result.report.errors)
     return result.report.diagnostics
+
+
+def _raise_errors(errors: list[str]) -> None:
+    if errors:
+        raise CheckFailed("; ".join(errors))
 
 
 @dataclass(frozen=True)
@@ -58,6 +71,7 @@ def fix_safely(snapshot: Snapshot, settings: Settings, projects: Projects) -> Fi
     options = Options(force_exclude=True, fix=True)
     project = projects.for_settings(settings)
     result = run_stdin(data, str(snapshot.path), settings, options, project)
+    _raise_errors(result.report.errors)
     problem = "; ".join(result.report.warnings) or None
     if result.fixed_source is None or result.fixed_source == data:
         return FixedTexts({}, problem)

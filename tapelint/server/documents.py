@@ -124,9 +124,11 @@ def _cell_kind(cell: types.NotebookCell, language: str | None) -> str:
 def path_of(uri: str, workspace: Workspace) -> Path:
     """The file a document is checked as. A document that is not a file (an unsaved buffer,
     `untitled:Untitled-1`) is checked as a file of its name in the workspace's root, so the
-    project's configuration applies to it."""
+    project's configuration applies to it. So is one whose path holds a NUL byte, which no
+    file can have."""
     path = to_fs_path(uri)
-    if path is not None:
+    if path is not None and "\0" not in path:
         return Path(os.path.abspath(path))
-    name = os.path.basename(unquote(urlparse(uri).path)) or "untitled"
+    # Not a file, or a path no file can have (a NUL byte: `%00`).
+    name = os.path.basename(unquote(urlparse(uri).path)).replace("\0", "") or "untitled"
     return Path(workspace.root_path or os.getcwd()).absolute() / name

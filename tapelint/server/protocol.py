@@ -16,6 +16,7 @@ from tapelint.server.checking import fix_safely
 from tapelint.server.docs import RulePages, rule_page
 from tapelint.server.documents import PYTHON
 from tapelint.server.linting import Linting
+from tapelint.server.messages import TapelintProtocol
 from tapelint.server.projects import Projects
 from tapelint.server.results import Result
 from tapelint.server.settings import ClientSettings, ProjectSettings, workspace_root
@@ -39,6 +40,7 @@ class TapelintServer(LanguageServer):
                 ],
                 save=True,
             ),
+            protocol_cls=TapelintProtocol,
         )
         self.initial_settings = ClientSettings()
         self.client_settings = ClientSettings()
