@@ -15,7 +15,9 @@ indentation removed from its start, so a position maps back with a per-line colu
    Prompts pasted with code (`>>> `, `... `, `In [3]: `, `...: `) are then taken off every
    line when the first line or the second has one (IPython 9.9 also strips indented doctest
    prompts; those cells are read the older way).
-3. A cell magic (`%%name` starting the first non-blank line): `%%time`, `%%timeit`,
+3. A cell magic (`%%name` starting the first non-blank line, or the first line after
+   Colab form annotations such as `#@title Setup`, which Colab runs with the magic):
+   `%%time`, `%%timeit`,
    `%%capture` and `%%prun` run their body as a cell of its own (transformed again from step
    1); any other cell magic's body is not Python (`%%bash`, `%%writefile`, ...) and the cell
    is left out.
@@ -45,6 +47,8 @@ from dataclasses import dataclass
 
 from tapelint.source import SyntaxProblem
 
+# A line of a Colab form: `#@title Setup`, `# @markdown Some text`.
+_COLAB_FORM = re.compile(r"\s*#\s*@(?:title|markdown)\b")
 # Cell magics whose body IPython runs as Python in the kernel's namespace.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 # The magics IPython 8 and 9 and ipykernel define (line or cell magics, and the default shell
@@ -165,14 +169,26 @@ def _transformed(lines: list[str], dedent: Callable[[list[str], int], str]) -> C
     removed = [prefix if line.startswith(prefix) else "" for line in lines]
     body = [line[len(cut) :] for line, cut in zip(lines, removed, strict=True)]
     _strip_prompts(body, removed, first)
-    head = body[first]
+    magic = _after_form_lines(body, first)
+    head = body[magic]
     if head.startswith("%%") and not re.match(r"%%\w+\?", head):
-        return _cell_magic(body, removed, first, prefix, dedent)
+        return _cell_magic(body, removed, magic, prefix, dedent)
     neutral, special = _neutralised(body)
     if len(body) == first + 1 and first not in special and _is_automagic(body[first]):
         neutral[first] = NEUTRAL
         special.add(first)
     return CellCode(tuple(neutral), tuple(removed), frozenset(special), prefix)
+
+
+def _after_form_lines(body: list[str], first: int) -> int:
+    """The first line after Colab's form annotations (`#@title ...`, `#@markdown ...`) when
+    a cell magic follows them, else `first`: Colab runs a form cell's magic."""
+    line = first
+    while line < len(body) and _COLAB_FORM.match(body[line]):
+        line += 1
+    if line < len(body) and body[line].startswith("%%"):
+        return line
+    return first
 
 
 def _cell_magic(

@@ -216,3 +216,14 @@ def test_a_problem_is_located_in_the_cell_as_the_user_sees_it() -> None:
     problem = read("    x = 1\n    with tf.GradientTape() as tape\n        y = 2\n")
     assert isinstance(problem, SyntaxProblem)
     assert (problem.line, problem.column, problem.message) == (2, 35, "expected ':'")
+
+
+def test_colab_form_lines_before_a_cell_magic():
+    """Colab runs a form cell's magic after its `#@title` / `#@markdown` lines (IPython
+    alone does not, so this case is not checked against IPython)."""
+    html = cell_code(["#@title Intro", "%%html", "<div>Let's begin</div>"])
+    assert isinstance(html, CellCode) and not html.python
+    timed = cell_code(["#@title Setup", "# @markdown Installs", "%%capture", "import os"])
+    assert isinstance(timed, CellCode) and timed.lines[3] == "import os"
+    plain = cell_code(["# Setup", "%%html", "<div>Let's begin</div>"])
+    assert isinstance(plain, SyntaxProblem)
