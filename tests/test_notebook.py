@@ -280,7 +280,7 @@ def test_fix_changes_only_the_fixed_cell_and_keeps_the_rest_byte_for_byte(projec
     assert target.read_bytes() == nbformat_layout(expected)
     assert LEFT_ALIVE.read_bytes() == nbformat_layout(json.loads(LEFT_ALIVE.read_text()))
     again = run_cli("check", "--fix", "nb.ipynb")
-    assert (again.exit_code, again.stdout, again.stderr) == (0, "", "")
+    assert (again.exit_code, again.stdout, again.stderr) == (0, "", "All checks passed!\n")
     assert target.read_bytes() == nbformat_layout(expected)
 
 
