@@ -3,6 +3,9 @@ error; anything else is."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 from tapelint.percent_cells import runs_as_cells
 
 
@@ -23,3 +26,22 @@ def test_a_file_without_cells():
 def test_the_code_before_the_first_marker_is_a_cell_too():
     assert not runs_as_cells("def f(:\n    pass\n# %%\nx = 1\n")
     assert runs_as_cells("x = 1\n# %%\n  y = 2\n")
+
+
+def test_the_cli_reports_a_real_error_and_not_an_indented_cell(tmp_path):
+    """Through `tapelint check`: the indented cell gives nothing, the missing colon TAP001.
+    (Written here, not as a fixture: fixture files must parse, see fixtures/README.md.)"""
+    tape = "import tensorflow as tf\n\nx = tf.constant(3.0)\n"
+    (tmp_path / "cells.py").write_text(
+        f"# %%\n{tape}\n# %%\n    with tf.GradientTape() as tape:\n        tape.watch(x)\n"
+    )
+    (tmp_path / "broken.py").write_text(
+        f"# %%\n{tape}\n# %%\nwith tf.GradientTape() as tape\n    tape.watch(x)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "tapelint", "check", "--no-cache", "cells.py", "broken.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert run.stdout.splitlines() == ["broken.py:7:31: TAP001 cannot parse: expected ':'"]
