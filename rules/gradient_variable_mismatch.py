@@ -24,7 +24,7 @@ class GradientVariableMismatch(Rule):
     call that hands out an existing object (`models.get(...)`, `copy.copy(m)`), a function of
     the file that may return a shared one (decorated, such as `functools.lru_cache`, or
     using `global`), an attribute built from the other (`clone(self.online)`), and a model
-    kept equal to the other by copying its weights (`local.set_weights(global_model
+    reset from the one its gradients are applied to (`local.set_weights(global_model
     .get_weights())`: an A3C worker applies its local gradients to the shared model on
     purpose) are not reported. The
     same expression, or the same name bound to the same list, is fine; anything the analysis

@@ -284,24 +284,25 @@ def _parsed(text: str) -> ast.Module | None:
         return None
 
 
-def kept_in_sync(model: FileModel, first: cst.BaseExpression, second: cst.BaseExpression) -> bool:
-    """Whether the models owning two variable lists are kept equal by copying weights from
-    one to the other (`local.set_weights(global_model.get_weights())`): A3C's workers, and
-    other local copies of a shared model, apply their own gradients to the shared model's
-    variables on purpose."""
-    owners = {_owner(model, first, 0), _owner(model, second, 0)}
-    if None in owners or len(owners) != 2:
+def kept_in_sync(
+    model: FileModel, sources: cst.BaseExpression, applied: cst.BaseExpression
+) -> bool:
+    """Whether the model whose variables the gradients were computed for is reset from the
+    model they are applied to (`local.set_weights(global_model.get_weights())`): an A3C
+    worker's local copy, whose gradients update the shared model on purpose. The other
+    direction (`target.set_weights(online.get_weights())`, a DQN's target network) is no
+    such copy: gradients of the online network applied to the target are a bug."""
+    copy, shared = _owner(model, sources, 0), _owner(model, applied, 0)
+    if copy is None or shared is None or copy == shared:
         return False
     for site in model.calls:
         func = site.node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "set_weights"):
             continue
-        target = dotted_name(func.value)
-        if target not in owners or not site.node.args:
+        if dotted_name(func.value) != copy or not site.node.args:
             continue
-        (other,) = owners - {target}
         value = site.node.args[0].value
-        if any(dotted_name(node) == other for node in _attributes_and_names(value)):
+        if any(dotted_name(node) == shared for node in _attributes_and_names(value)):
             return True
     return False
 
