@@ -73,6 +73,7 @@ def _rule(rule: type[Rule]) -> dict[str, Any]:
         "name": rule.name,
         "shortDescription": {"text": rule.summary()},
         "fullDescription": {"text": _what_it_does(documentation)},
+        "helpUri": rule.docs_url(),
         "help": {"text": documentation, "markdown": documentation},
         "defaultConfiguration": {"level": rule.severity.value, "enabled": not rule.preview},
         "properties": {"tags": ["tensorflow", "gradient-tape"]},

@@ -1,6 +1,5 @@
 """What each confirmed problem cost on the run that just happened, where the run measured
-it: the seeds' own question ("profile before chasing micro-optimizations"), so that a user
-can fix the most expensive problem first.
+it: measure before optimising, so that a user can fix the most expensive problem first.
 
 Keyed by rule code like `checks.CHECKS`; a rule missing here, or a run that measured
 nothing for a diagnostic, has no cost: nothing is ever estimated. TAP106 has none on
