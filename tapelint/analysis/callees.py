@@ -110,7 +110,9 @@ def arguments_passed(model: FileModel, d: Def) -> list[cst.BaseExpression | None
         return None
     index = names.index(d.name)
     passed: list[cst.BaseExpression | None] = []
-    for call, callee in _names(model).calls_by_target().get(qualified_name(model, function), []):
+    for call, callee in (
+        _names(model).calls_by_target(model).get(qualified_name(model, function), [])
+    ):
         argument = argument_for(names, index, dict(keyed_arguments(call, callee)))
         passed.append(argument.value if argument is not None else None)
     return passed
@@ -196,15 +198,16 @@ class _Names:
                 parent = parent.parent
             self.local[node] = ".".join(reversed(parts))
         self.sites = {site.node: site for site in model.calls}
-        self._model = model
+        # No reference to the model: it is this object's key in a WeakKeyDictionary, which
+        # a reference from the value would keep alive for good (a leak per check).
         self._by_target: dict[str, list[tuple[cst.Call, Callee]]] | None = None
 
-    def calls_by_target(self) -> dict[str, list[tuple[cst.Call, Callee]]]:
+    def calls_by_target(self, model: FileModel) -> dict[str, list[tuple[cst.Call, Callee]]]:
         """The calls of the file by the qualified name of what they call."""
         if self._by_target is None:
             self._by_target = {}
-            for site in self._model.calls:
-                callee = callee_of(self._model, site.node)
+            for site in model.calls:
+                callee = callee_of(model, site.node)
                 if callee is not None:
                     self._by_target.setdefault(callee.target, []).append((site.node, callee))
         return self._by_target
