@@ -8,10 +8,13 @@ purpose, and its solution holds the code, so a TAP001 there tells its author not
 A cell that does not parse is an exercise blank when
 
 - one of its lines assigns nothing but a comment (`name = # ...`), or
-- a comment in it asks for code (`your code`, `insert code`, `code goes here`,
-  `start code here`, `fill in`, `complete the code`), or
-- the line the parser stopped at, or the line before it, is a comment that starts with
-  `TODO` (`#TODO: Resize decoded image` under `resized =`).
+- it asks for code, in a comment or in a placeholder (`your code`, `insert code`,
+  `code goes here`, `start code here`, `fill in`, `complete the code`), or
+- it holds a placeholder in angle brackets where code goes (`x = <YOUR CODE>`, a line that is
+  only `<create the variables here>`): no Python expression starts with `<`, or
+- `TODO` is on the line the parser stopped at or on the last non-blank line before it (a
+  function whose body is only `# TODO`, `[TODO Dense layer]`, `#TODO: Resize` under
+  `resized =`).
 
 Only cells that do not parse are looked at: a cell that parses is checked whatever its
 comments say. The cell is left out, like a cell in another language; the rest of the
@@ -27,16 +30,27 @@ from tapelint.source import SyntaxProblem
 
 _BLANK_ASSIGNMENT = re.compile(r"^\s*[\w.\[\]\"', ]+=\s*#")
 _ASKS_FOR_CODE = re.compile(
-    r"#.*\b(?:your code|insert code|code goes here|start code here|fill in|complete the code)",
+    r"\b(?:your code|insert code|code goes here|start code here|fill in|complete the code)\b",
     re.IGNORECASE,
 )
-_TODO_COMMENT = re.compile(r"^\s*#\s*TODO\b|=\s*#\s*TODO\b", re.IGNORECASE)
+# `<words ...>` where an expression starts: a whole line, or after `=`, `(`, `[` or `,`. A
+# placeholder holds words (a space, no `=` or quotes), which an HTML tag (`<div>`,
+# `<svg width="210">`) does not.
+_ANGLE_PLACEHOLDER = re.compile(r"(?:^|[=(\[,])\s*<[A-Za-z][^<>=\"']*\s[^<>=\"']*>")
+_TODO = re.compile(r"\bTODO\b")
 
 
 def is_exercise_blank(lines: Sequence[str], problem: SyntaxProblem) -> bool:
     """Whether a cell of these lines, which failed to parse with `problem` (its line in the
     cell), is an exercise left blank on purpose (see the module's doc)."""
-    if any(_BLANK_ASSIGNMENT.match(line) or _ASKS_FOR_CODE.search(line) for line in lines):
+    if any(
+        _BLANK_ASSIGNMENT.match(line)
+        or _ASKS_FOR_CODE.search(line)
+        or _ANGLE_PLACEHOLDER.search(line)
+        for line in lines
+    ):
         return True
-    near = lines[max(problem.line - 2, 0) : problem.line]
-    return any(_TODO_COMMENT.search(line) for line in near)
+    stopped = problem.line - 1
+    before = [line for line in lines[: max(stopped, 0)] if line.strip()]
+    near = [*lines[stopped : stopped + 1], *before[-1:]]
+    return any(_TODO.search(line) for line in near)

@@ -26,6 +26,11 @@ def _problem(lines: list[str]) -> SyntaxProblem:
         "decoded = decode(data)\nresized = #TODO: Resize decoded image",
         "# TODO 4 - Your code goes here.\n\n  save(index, path)",
         "### START CODE HERE ###\nA = \n### END CODE HERE ###",
+        "def sum_squares(N):\n    return <YOUR CODE: student.implement_me()>",
+        "<this cell looks as if it wants you to create variables here>",
+        "loss, _ = run([loss, step], <YOUR CODE: feed values to placeholders>)",
+        "def vectorize(s):\n  # TODO\n\nvectors = vectorize(songs)",
+        "model = Sequential([\n    Flatten(),\n    [TODO Dense layer to output probabilities]\n])",
     ],
 )
 def test_blanks_left_for_the_student(cell):
@@ -40,8 +45,17 @@ def test_blanks_left_for_the_student(cell):
         "# TODO: tidy this up\nx = 1\ny = 2\nz = 3\ndef f(a)\n    return a",
         "print 'hello'",
         "todo_list = [1, 2\nprint(todo_list)",
+        "raise ValueError, 'something is wrong'",
+        "if a < b\n    print(a)",
+        "x = a <b> c d",
     ],
 )
 def test_real_syntax_errors(cell):
     lines = cell.splitlines()
     assert not is_exercise_blank(lines, _problem(lines))
+
+
+def test_html_is_no_placeholder():
+    lines = ["# Setup", "%%html", "<div>Begin</div>"]
+    problem = _problem(lines)
+    assert not is_exercise_blank(lines, problem)
