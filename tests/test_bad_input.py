@@ -137,6 +137,16 @@ def test_a_package_with_lone_cr_line_ends_re_exports_as_with_newlines(project):
     assert outputs == [outputs[0]] * 3
 
 
+@pytest.fixture
+def default_recursion_limit():
+    """Python's default stack depth (a test run may have raised it), which the nesting
+    limits below are relative to."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    yield
+    sys.setrecursionlimit(limit)
+
+
 TAPE_FIRST = "import tensorflow as tf\n\nwith tf.GradientTape() as tape:\n    y = 1\n"
 
 DEEP = {
@@ -148,7 +158,9 @@ DEEP = {
 
 
 @pytest.mark.parametrize("code", DEEP.values(), ids=DEEP.keys())
-def test_nesting_that_python_rejects_is_tap001_and_the_run_goes_on(project, code):
+def test_nesting_that_python_rejects_is_tap001_and_the_run_goes_on(
+    project, code, default_recursion_limit
+):
     write(project, "deep.py", TAPE_FIRST + code)
     write(project, "train.py", LOSS_OUTSIDE)
     result = run_cli("check", "--no-cache")
@@ -159,7 +171,9 @@ def test_nesting_that_python_rejects_is_tap001_and_the_run_goes_on(project, code
     assert train.startswith("train.py:8:12: TAP101 ")
 
 
-def test_nesting_python_takes_but_too_deep_for_libcst_is_tap001_at_its_deepest_line(project):
+def test_nesting_python_takes_but_too_deep_for_libcst_is_tap001_at_its_deepest_line(
+    project, default_recursion_limit
+):
     code = "x = " + " + ".join(["a"] * 1000) + "\n"
     ast.parse(code)  # Python's parser takes it
     write(project, "deep.py", TAPE_FIRST + code)
@@ -169,7 +183,9 @@ def test_nesting_python_takes_but_too_deep_for_libcst_is_tap001_at_its_deepest_l
     assert "TAP001 cannot parse: nested too deeply for libcst (1001 levels)" in result.stdout
 
 
-def test_a_deeply_nested_module_read_for_its_imports_is_unknown_not_an_error(project):
+def test_a_deeply_nested_module_read_for_its_imports_is_unknown_not_an_error(
+    project, default_recursion_limit
+):
     init = "try:\n    from .helpers import grads\nexcept ImportError:\n    pass\n"
     write(project, "pkg/__init__.py", init + "x = a" + ".b" * 50_000 + "\n")
     step = "from pkg import grads\n\n\ndef step(model, opt, x):\n    g = grads(model, x)\n"
