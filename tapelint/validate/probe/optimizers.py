@@ -34,10 +34,11 @@ def install(recorder: Recorder, optimizer_class: type, eager: Any) -> None:
             return call()
         serial = serial_of(optimizer)
         traced = not eager()
-        if not traced:
-            recorder.before_updates((serial,))
         if variables is None:
             variables = list(getattr(optimizer, "_trainable_variables", None) or [])
+        recorder.trains(serial, (id(variable) for variable in variables))
+        if not traced:
+            recorder.before_updates((serial,))
         none_variables = [
             _name(variable)
             for grad, variable in zip(grads, variables, strict=False)

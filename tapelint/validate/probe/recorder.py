@@ -4,11 +4,14 @@ Events are appended to the file named by the parent, one `os.write` per line on 
 opened with O_APPEND, so every process of the program (subprocesses inherit the
 environment) can share it and nothing is lost if the program is killed.
 
-A step is an optimizer update: an `apply_gradients`/`apply` call made eagerly, or a call of
-a `tf.function` whose trace contained one (that is how `model.fit` and compiled steps are
-counted). Steps are counted per optimizer; the program is ended just before an optimizer
-would make an update past `max_steps`, once every optimizer seen so far has made
-`max_steps` (so a GAN's two optimizers both get their steps).
+An update is an `apply_gradients`/`apply` call made eagerly, or a call of a `tf.function`
+whose trace contained one (that is how `model.fit` and compiled steps are counted). An
+optimizer is known by the variables it trains (`trains`), not by the object: a program
+that makes a new optimizer every epoch (TAP502's bug) trains the same variables with each.
+A training step is a round of updates in which no optimizer updates twice: one updating
+again starts the next step. So a GAN's two optimizers, updating in turn, make one step a
+round and both get their steps, and the new optimizer of each epoch counts every update.
+The program is ended just before the update that would start step `max_steps + 1`.
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ class Recorder:
     def __init__(self, path: str, max_steps: int) -> None:
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         self.max_steps = max_steps
-        self.updates: dict[int, int] = {}  # optimizer serial -> updates made
-        self.step = 0
+        self.step = 0  # training steps started
+        self._round: set[object] = set()  # the optimizers that updated in this step
+        self._trained: dict[int, frozenset[int]] = {}  # optimizer serial -> its variables
         self._serial = 0
         self._lock = threading.Lock()
         self.before_stop: list[Callable[[], None]] = []  # last words before `stop`
@@ -53,23 +57,29 @@ class Recorder:
         self.emit(schema.PROBE_ERROR, message=f"{type(error).__name__}: {error}")
 
     # ------------------------------------------------------------------ steps
+    def trains(self, optimizer: int, variables: Iterable[int]) -> None:
+        """Optimizer `optimizer` updates these variables (their ids), as first seen."""
+        self._trained.setdefault(optimizer, frozenset(variables))
+
     def before_updates(self, optimizers: Iterable[int]) -> None:
-        """Called just before updates by `optimizers`; ends the program when done."""
-        optimizers = tuple(optimizers)
-        if not self.updates or not optimizers:
-            return
-        if any(o not in self.updates for o in optimizers):
-            return
-        if min(self.updates.values()) >= self.max_steps:
+        """Called just before updates by `optimizers`; ends the program when they would
+        start a step past `max_steps`."""
+        if self._round & self._known(optimizers) and self.step >= self.max_steps:
             self.stop()
 
     def after_updates(self, optimizers: Iterable[int]) -> None:
-        for optimizer in optimizers:
-            self.updates[optimizer] = self.updates.get(optimizer, 0) + 1
-        step = max(self.updates.values(), default=0)
-        if step > self.step:
-            self.step = step
+        known = self._known(optimizers)
+        if not known:
+            return
+        if not self._round or self._round & known:  # the first update, or a new step
+            self._round = set()
+            self.step += 1
             self.emit(schema.STEPS)
+        self._round |= known
+
+    def _known(self, optimizers: Iterable[int]) -> set[object]:
+        """The optimizers as their variables (a serial for one whose are not known)."""
+        return {self._trained.get(optimizer) or optimizer for optimizer in optimizers}
 
     def stop(self) -> None:
         """End the program now: the steps asked for are done."""
