@@ -181,10 +181,11 @@ def _transformed(lines: list[str], dedent: Callable[[list[str], int], str]) -> C
 
 
 def _after_form_lines(body: list[str], first: int) -> int:
-    """The first line after Colab's form annotations (`#@title ...`, `#@markdown ...`) when
-    a cell magic follows them, else `first`: Colab runs a form cell's magic."""
+    """The first line after Colab's form annotations (`#@title ...`, `#@markdown ...`, and
+    blank lines among them) when a cell magic follows them, else `first`: Colab runs a form
+    cell's magic."""
     line = first
-    while line < len(body) and _COLAB_FORM.match(body[line]):
+    while line < len(body) and (_COLAB_FORM.match(body[line]) or not body[line].strip()):
         line += 1
     if line < len(body) and body[line].startswith("%%"):
         return line

@@ -225,5 +225,7 @@ def test_colab_form_lines_before_a_cell_magic():
     assert isinstance(html, CellCode) and not html.python
     timed = cell_code(["#@title Setup", "# @markdown Installs", "%%capture", "import os"])
     assert isinstance(timed, CellCode) and timed.lines[3] == "import os"
+    spaced = cell_code(["#@title ", "", "%%html", "<div>Example Grid</div>"])
+    assert isinstance(spaced, CellCode) and not spaced.python
     plain = cell_code(["# Setup", "%%html", "<div>Let's begin</div>"])
     assert isinstance(plain, SyntaxProblem)
