@@ -3,8 +3,9 @@
 A test module is named like pytest's and unittest's defaults (`test_*.py`, `*_test.py`,
 `*_tests.py`, `conftest.py`), is a test-support module (`test_util.py`,
 `integration_test_utils.py`, `testing_utils.py`) or sits in a directory named `test`,
-`tests`, `testing` or `*_test(s)` (`integration_test/`); a method of a class derived from a `...TestCase` (`tf.test.TestCase`, `unittest.TestCase`,
-`parameterized.TestCase`) is test code wherever it is.
+`tests`, `testing` or `*_test(s)` (`integration_test/`); a method of a class derived from
+a `...TestCase` (`tf.test.TestCase`, `unittest.TestCase`, `parameterized.TestCase`) is test
+code wherever it is.
 
 Tests run a training step once to check that it runs, on models where every variable is
 connected by construction, so a rule that reports what *may* go wrong some day (TAP401's
