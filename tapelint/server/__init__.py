@@ -30,5 +30,4 @@ def serve(tcp: tuple[str, int] | None = None) -> int:
             server.start_tcp(*tcp)
     finally:
         server.linting.shutdown()
-        server.pages.close()
     return 0 if server.shut_down else 1

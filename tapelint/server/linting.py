@@ -41,6 +41,7 @@ from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from tapelint.server.checking import check
+from tapelint.server.docs import page_uri
 from tapelint.server.documents import Snapshot, notebook_snapshot, text_snapshot
 from tapelint.server.results import Result, locate
 from tapelint.server.settings import ClientSettings
@@ -217,7 +218,7 @@ class Linting:
         else:
             project = self._server.projects.for_settings(settings)
             found = check(snapshot, settings, project)
-            found_here = locate(snapshot, found, codec, self._server.pages.uri)
+            found_here = locate(snapshot, found, codec, page_uri)
             result, reused = Result(snapshot, settings, client, found_here), False
         dependents = frozenset(self._server.projects.dependents(settings, str(snapshot.path)))
         seconds, cpu = time.perf_counter() - started, time.thread_time() - cpu_started

@@ -13,7 +13,7 @@ import tapelint
 from tapelint.registry import rule_by_code_or_name
 from tapelint.server import actions
 from tapelint.server.checking import fix_safely
-from tapelint.server.docs import RulePages, rule_page
+from tapelint.server.docs import rule_page
 from tapelint.server.documents import PYTHON
 from tapelint.server.linting import Linting
 from tapelint.server.messages import TapelintProtocol
@@ -45,7 +45,6 @@ class TapelintServer(LanguageServer):
         self.initial_settings = ClientSettings()
         self.client_settings = ClientSettings()
         self.project_settings = ProjectSettings(root_of=lambda path: path.parent)
-        self.pages = RulePages()
         self.projects = Projects()
         self.linting = Linting(self)
         self.shut_down = False
@@ -114,7 +113,6 @@ def build_server() -> TapelintServer:
     def shutdown(params: None) -> None:
         server.shut_down = True
         linting.shutdown()
-        server.pages.close()
 
     # ---------------------------------------------------------------- text documents
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
