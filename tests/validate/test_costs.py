@@ -93,6 +93,12 @@ def test_the_layers_that_ran_in_inference_mode_are_named() -> None:
     assert names == ["input_noise", "features_norm", "head_dropout"]
 
 
+def test_a_compiled_train_step_names_the_layers_its_call_passes_training_none() -> None:
+    run = validate("train_step_without_training_flag.py")
+    item = _item(run, "TAP303", "verdict: TAP303", "train_step_without_training_flag.py")
+    assert _figure(item, "inference_mode", "layers") == ["hidden_dropout"]
+
+
 def test_the_text_report_ends_with_the_costs_most_costly_first() -> None:
     result = subprocess.run(
         [

@@ -6,7 +6,8 @@ recorded as calls: only the call the user wrote says what the user forgot.
 A call without `training` leaves Keras' call context without a training value, so a
 Dropout or noise layer (with a rate above zero) and BatchNormalization inside it fall back
 to their default, inference: they are listed as they run, unless `training=True` was
-passed to them directly (a model's own `call` may do so).
+passed to them directly (a model's own `call` may do so). A model's `call` that passes on
+`training=None` (`self.drop(h, training=training)`) passes nothing: the layer is listed too.
 """
 
 from __future__ import annotations
@@ -35,7 +36,11 @@ def install(recorder: Recorder, layer_class: type, keras_layers: Any) -> None:
         caller = sys._getframe(1)
         recording = recording_tapes() if written_in_user_code(caller) else None
         outer = getattr(_local, "inference", None)
-        if not recording:
+        passed_on = "training" in kwargs and kwargs["training"] is None
+        if not recording or (passed_on and outer is not None):
+            # Keras' own sub-layer calls, and a subclassed model's `call` passing on the
+            # `training=None` it was given (`self.drop(h, training=training)` in a
+            # `train_step` that called `self(x)`): the layer runs as the outer call left it.
             if outer is not None and not kwargs.get("training") and _switched(self, switched):
                 outer.append(self.name)
             return original_call(self, *args, **kwargs)
