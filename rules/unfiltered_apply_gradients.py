@@ -9,7 +9,7 @@ from tapelint.analysis.disconnection import discarded_output
 from tapelint.analysis.gradients import (
     GradientFlow,
     applied_gradients,
-    applied_pairing,
+    applies_one_variable,
     gradients_of,
     handles_none,
 )
@@ -100,7 +100,7 @@ class UnfilteredApplyGradients(Rule):
     def check(self, model: FileModel) -> Iterator[Finding]:
         for apply in gradient_applies(model):
             flow = applied_gradients(model, apply)
-            if not _reported(model, flow, apply.scope, apply.stmt) or _applies_one_pair(
+            if not _reported(model, flow, apply.scope, apply.stmt) or applies_one_variable(
                 model, apply
             ):
                 continue
@@ -147,14 +147,6 @@ def _reported(model: FileModel, flow: GradientFlow, scope: Scope, stmt: cst.CSTN
     if is_test_code(model, scope):
         return any(discarded_output(model, origin.tape) for origin in flow.origins)
     return True
-
-
-def _applies_one_pair(model: FileModel, apply: ApplyCall) -> bool:
-    """`opt.apply_gradients(zip([grad], [weights]))`: one variable, written out in the apply.
-    A None there makes the Keras optimizer raise, as with one source in the gradient call."""
-    pairing = applied_pairing(model, apply)
-    variables = pairing.variables if pairing is not None else None
-    return isinstance(variables, (cst.List, cst.Tuple)) and len(variables.elements) == 1
 
 
 def _origin(model: FileModel, flow: GradientFlow) -> str:

@@ -302,9 +302,17 @@ class Linters:
         self.selected = select_rules(
             settings.select, settings.extend_select, settings.ignore, preview=settings.preview
         )
+        # Patterns that ignore the same rules share one matcher (the default per-file-ignores
+        # give fifteen test-file patterns the same seven rules), so a file is matched once per
+        # group. A negated pattern (`!keep.py`) stays alone: in one matcher it would unmatch
+        # the others' files too.
+        grouped: dict[tuple[str | None, tuple[str, ...]], list[str]] = {}
+        for glob, selectors in settings.per_file_ignores:
+            alone = glob if glob.startswith("!") else None
+            grouped.setdefault((alone, tuple(selectors)), []).append(glob)
         self.per_file = [
-            (Globs([glob]), {r for s in selectors for r in rules_matching(s, preview=True)})
-            for glob, selectors in settings.per_file_ignores
+            (Globs(globs), {r for s in selectors for r in rules_matching(s, preview=True)})
+            for (_, selectors), globs in grouped.items()
         ]
         self.unfixable = frozenset(
             rule.code for s in settings.unfixable for rule in rules_matching(s, preview=True)

@@ -28,7 +28,13 @@ from weakref import WeakKeyDictionary
 import libcst as cst
 
 from tapelint.analysis.dataflow import Watched, target_definitions
-from tapelint.analysis.expressions import NESTED_CODE, argument_value, descendants, elements
+from tapelint.analysis.expressions import (
+    NESTED_CODE,
+    argument_value,
+    descendants,
+    elements,
+    statements,
+)
 from tapelint.analysis.model import Def, DefKind, FileModel, Scope, TapeCall, is_recording
 from tapelint.analysis.names import dotted_name, is_numpy, is_tensorflow
 
@@ -247,7 +253,7 @@ def _block_only_computes_target(model: FileModel, call: TapeCall) -> bool:
         return False
     closure = target_definitions(model, call)
     for block in call.tape.blocks:
-        body = block.body.body if isinstance(block.body, cst.IndentedBlock) else ()
+        body = statements(block.body)
         for line in body:
             if not isinstance(line, cst.SimpleStatementLine):
                 return False
@@ -415,7 +421,7 @@ class _Walk:
             return None
         (assignment,) = assignments
         for block in self.call.tape.blocks:
-            body = block.body.body if isinstance(block.body, cst.IndentedBlock) else ()
+            body = statements(block.body)
             order = {id(line): i for i, line in enumerate(body)}
             holder = next((line for line in body if assignment in line.children), None)
             reader = next(

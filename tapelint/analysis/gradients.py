@@ -555,6 +555,15 @@ def applied_pairing(model: FileModel, apply: ApplyCall) -> Pairing | None:
     return _pairing(model, pairs, apply.scope, set()) if pairs is not None else None
 
 
+def applies_one_variable(model: FileModel, apply: ApplyCall) -> bool:
+    """`opt.apply_gradients(zip([grad], [weights]))`: one variable, written out in the apply.
+    A None there makes the Keras optimizer raise, as with one source in the gradient call
+    (`differentiability.no_gradient_lost_silently`)."""
+    pairing = applied_pairing(model, apply)
+    variables = pairing.variables if pairing is not None else None
+    return isinstance(variables, (cst.List, cst.Tuple)) and len(variables.elements) == 1
+
+
 def _pairing(
     model: FileModel, expr: cst.BaseExpression, scope: Scope, seen: set[Def]
 ) -> Pairing | None:

@@ -29,6 +29,7 @@ from functools import lru_cache
 
 import libcst as cst
 
+from tapelint.analysis.expressions import descendants
 from tapelint.analysis.model import Def, DefKind, FileModel
 from tapelint.analysis.names import dotted_name
 from tapelint.analysis.watching import names_rebound_elsewhere
@@ -302,7 +303,7 @@ def kept_in_sync(
         if dotted_name(func.value) != copy or not site.node.args:
             continue
         value = site.node.args[0].value
-        if any(dotted_name(node) == shared for node in _attributes_and_names(value)):
+        if any(dotted_name(node) == shared for node in descendants(value)):
             return True
     return False
 
@@ -319,14 +320,3 @@ def _owner(model: FileModel, expr: cst.BaseExpression, depth: int) -> str | None
         if d is not None and d.value is not None:
             return _owner(model, d.value, depth + 1)
     return None
-
-
-def _attributes_and_names(node: cst.CSTNode) -> list[cst.CSTNode]:
-    found: list[cst.CSTNode] = []
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, (cst.Attribute, cst.Name)):
-            found.append(current)
-        pending.extend(current.children)
-    return found

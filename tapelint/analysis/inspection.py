@@ -34,10 +34,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from weakref import WeakKeyDictionary
 
 import libcst as cst
 
-from tapelint.analysis.expressions import contains, statements
+from tapelint.analysis.expressions import contains, descendants, statements
 from tapelint.analysis.model import Def, DefKind, FileModel, TapeCall, Use
 from tapelint.analysis.significant_work import is_idle
 
@@ -144,6 +145,9 @@ def asserted_none(model: FileModel, call: TapeCall) -> bool:
     """Whether the code asserts that the gradient of `call` is None, in any file: a test that
     checks the None itself (`self.assertIsNone(grad)`, `assert grads[1] is None`) wants it,
     and a report that the gradient is None tells its author what the test already says."""
+    asserting = _none_assertions(model)
+    if not asserting:
+        return False  # most files: no statement asserts a None
     held: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(call.node, call.stmt)]
     if call.stmt is not None:
         bound = {
@@ -152,37 +156,63 @@ def asserted_none(model: FileModel, call: TapeCall) -> bool:
             if d.value is not None and contains(d.value, call.node)
         }
         held += [(u.node, u.stmt) for u in model.uses_by_node.values() if u.defs & bound]
-    return any(_asserts_none(node, stmt) for node, stmt in held)
+    return any(
+        stmt in asserting and _asserts_none(node, stmt)
+        for node, stmt in held
+        if isinstance(stmt, cst.SimpleStatementLine)
+    )
 
 
-def _asserts_none(node: cst.CSTNode, stmt: cst.CSTNode | None) -> bool:
-    if not isinstance(stmt, cst.SimpleStatementLine):
-        return False
-    for small in stmt.body:
-        if not contains(small, node):
-            continue
-        if isinstance(small, cst.Assert) and _is_none_test(small.test, node):
-            return True
-        value = small.value if isinstance(small, cst.Expr) else None
-        if (
-            isinstance(value, cst.Call)
-            and isinstance(value.func, cst.Attribute)
-            and value.func.attr.value in _NONE_ASSERTIONS
-            and value.args
-            and contains(value.args[0].value, node)
-        ):
-            return True
-    return False
+def _none_assertions(model: FileModel) -> frozenset[cst.SimpleStatementLine]:
+    """The statements of the module that assert something is None (built once per model)."""
+    found = _NONE_ASSERTING.get(model)
+    if found is None:
+        found = frozenset(
+            node
+            for node in descendants(model.module)
+            if isinstance(node, cst.SimpleStatementLine)
+            and any(_asserted(small) is not None for small in node.body)
+        )
+        _NONE_ASSERTING[model] = found
+    return found
 
 
-def _is_none_test(test: cst.BaseExpression, node: cst.CSTNode) -> bool:
-    """`x is None`, `x == [None]` (or `all(g is None for g in x)`) about `node`."""
-    return contains(test, node) and any(
-        isinstance(part, cst.Comparison)
-        and len(part.comparisons) == 1
-        and isinstance(part.comparisons[0].operator, (cst.Is, cst.Equal))
-        and _is_none_value(part.comparisons[0].comparator)
-        for part in _descendants(test)
+_NONE_ASSERTING: WeakKeyDictionary[FileModel, frozenset[cst.SimpleStatementLine]] = (
+    WeakKeyDictionary()
+)
+
+
+def _asserts_none(node: cst.CSTNode, stmt: cst.SimpleStatementLine) -> bool:
+    """Whether `stmt` asserts that `node` (or something it is part of) is None."""
+    return any(
+        (asserted := _asserted(small)) is not None and contains(asserted, node)
+        for small in stmt.body
+    )
+
+
+def _asserted(small: cst.BaseSmallStatement) -> cst.BaseExpression | None:
+    """What a small statement asserts to be None: the test of `assert x is None` (also
+    `x == [None]`, `all(g is None for g in x)`), the argument of `self.assertIsNone(x)`."""
+    if isinstance(small, cst.Assert):
+        test = small.test
+        return test if any(_compares_to_none(part) for part in descendants(test)) else None
+    value = small.value if isinstance(small, cst.Expr) else None
+    if (
+        isinstance(value, cst.Call)
+        and isinstance(value.func, cst.Attribute)
+        and value.func.attr.value in _NONE_ASSERTIONS
+        and value.args
+    ):
+        return value.args[0].value
+    return None
+
+
+def _compares_to_none(node: cst.CSTNode) -> bool:
+    return (
+        isinstance(node, cst.Comparison)
+        and len(node.comparisons) == 1
+        and isinstance(node.comparisons[0].operator, (cst.Is, cst.Equal))
+        and _is_none_value(node.comparisons[0].comparator)
     )
 
 
