@@ -33,6 +33,7 @@ from tapelint.fixer import (
     write_atomically,
 )
 from tapelint.globs import Globs, relative_posix
+from tapelint.lab_solutions import solution_bytes
 from tapelint.notebook import analyze_notebook, fix_notebook
 from tapelint.project.modules import ModuleName
 from tapelint.rule import Rule
@@ -107,7 +108,11 @@ def analysis_without_parsing(
         return Analysed(FileAnalysis([])), None
     if cache is None:
         return None, None
-    key = cache.analysis_key(data, task.display, task.linter.codes, task.module.key)
+    # A lab notebook's results also depend on its solution's (`lab_solutions`).
+    keyed = data
+    if task.source.kind is SourceKind.NOTEBOOK:
+        keyed = data + b"\0" + solution_bytes(task.display)
+    key = cache.analysis_key(keyed, task.display, task.linter.codes, task.module.key)
     found = cache.get_analysis(key)
     return (Analysed(found, key) if found is not None else None), key
 

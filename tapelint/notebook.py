@@ -68,6 +68,7 @@ from tapelint.engine import FileAnalysis, Linter, ModuleContext
 from tapelint.exercise_cells import is_exercise_blank
 from tapelint.fixer import FixError, fix_source
 from tapelint.ipython_input import CellCode, cell_code
+from tapelint.lab_solutions import cell_key, solution_cells
 from tapelint.source import SyntaxProblem
 
 # The line that ends each cell in the program.
@@ -214,8 +215,19 @@ def analyze_notebook(
         program.text, path, is_notebook=True, context=context, origin=program.position
     )
     diagnostics.extend(_located(found.diagnostics, program))
-    found.diagnostics = sorted(diagnostics, key=lambda d: d.sort_key)
+    copies = _solution_copies(program, path)
+    found.diagnostics = sorted(
+        (d for d in diagnostics if d.cell not in copies), key=lambda d: d.sort_key
+    )
     return found
+
+
+def _solution_copies(program: NotebookProgram, path: str) -> frozenset[int]:
+    """The cells of a lab notebook that are its solution's cells (see `lab_solutions`)."""
+    solved = solution_cells(path)
+    if not solved:
+        return frozenset()
+    return frozenset(cell.number for cell in program.cells if cell_key(cell.source) in solved)
 
 
 def fix_notebook(
@@ -237,8 +249,11 @@ def fix_notebook(
     if program.text.count(f"{_CELL_END}\n") != len(program.cells):
         raise FixError(f"a cell contains tapelint's own cell-end line `{_CELL_END}`")
 
+    copies = _solution_copies(program, path)
+
     def lint(text: str) -> list[Diagnostic]:
-        return linter.check_text(text, path, is_notebook=True, context=context)
+        found = linter.check_text(text, path, is_notebook=True, context=context)
+        return [d for d in found if program.origin(d.start.line)[0] not in copies]
 
     result = fix_source(program.text, lint, unsafe=unsafe)
     changes = _changed_cells(program, result.text)
