@@ -57,17 +57,21 @@ import dataclasses
 import difflib
 import functools
 import json
+import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from tapelint.cell_files import FileUse, NotebookFiles, file_uses, mentions_files
 from tapelint.cell_language import is_declared_foreign, looks_like_r
+from tapelint.cell_magics import registered
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position
 from tapelint.engine import FileAnalysis, Linter, ModuleContext
 from tapelint.exercise_cells import is_exercise_blank
 from tapelint.fixer import FixError, fix_source
-from tapelint.ipython_input import CellCode, cell_code
+from tapelint.ipython_input import PYTHON_CELL_MAGICS, CellCode, cell_code
+from tapelint.program_files import Included, analyzed, read_included
 from tapelint.source import SyntaxProblem
 
 # The line that ends each cell in the program.
@@ -85,6 +89,10 @@ class CodeCell:
     originals: tuple[str, ...]  # the cell's own lines
     code: CellCode  # what the program has for it, line for line
     editable: bool  # False for a cell left out (not Python, or not parsing)
+    # The cell magics whose body runs as Python when this cell runs (IPython's, and those
+    # earlier cells registered: tapelint.cell_magics).
+    magics: frozenset[str] = PYTHON_CELL_MAGICS
+    uses: tuple[FileUse, ...] = ()  # its `%run` and `%load` lines (tapelint.cell_files)
 
     @property
     def lines(self) -> tuple[str, ...]:
@@ -158,6 +166,7 @@ def read_notebook(data: bytes) -> NotebookProgram | None:
     origins: list[tuple[int, int]] = []
     code_cells: list[CodeCell] = []
     problems: list[tuple[int, SyntaxProblem]] = []
+    magics = PYTHON_CELL_MAGICS
     for number, cell in enumerate(cells, start=1):
         if cell.get("cell_type") != "code":
             continue
@@ -166,13 +175,18 @@ def read_notebook(data: bytes) -> NotebookProgram | None:
         code = (
             _left_out(originals)
             if is_declared_foreign(cell.get("metadata"))
-            else cell_code(originals)
+            else cell_code(originals, magics)
         )
         if isinstance(code, SyntaxProblem):
             if not (python2 or looks_like_r(originals) or is_exercise_blank(originals, code)):
                 problems.append((number, code))
             code = _imports_of(originals) if python2 else _left_out(originals)
-        code_cells.append(CodeCell(number, source, tuple(originals), code, code.python))
+        uses = file_uses(originals, code)
+        code_cells.append(
+            CodeCell(number, source, tuple(originals), code, code.python, magics, uses)
+        )
+        if code.python:
+            magics = registered("\n".join(code.lines), magics)
         lines.extend([*code.lines, _CELL_END])
         origins.extend((number, line) for line in range(1, len(code.lines) + 2))
     text = "".join(f"{line}\n" for line in lines)
@@ -185,19 +199,29 @@ def _left_out(originals: list[str]) -> CellCode:
 
 
 def check_notebook(
-    linter: Linter, data: bytes, path: str, context: ModuleContext | None = None
+    linter: Linter,
+    data: bytes,
+    path: str,
+    context: ModuleContext | None = None,
+    files: NotebookFiles | None = None,
 ) -> list[Diagnostic]:
     """Diagnostics of one notebook, located by cell and line within the cell."""
-    return analyze_notebook(linter, data, path, context).diagnostics
+    return analyze_notebook(linter, data, path, context, files).diagnostics
 
 
 def analyze_notebook(
-    linter: Linter, data: bytes, path: str, context: ModuleContext | None = None
+    linter: Linter,
+    data: bytes,
+    path: str,
+    context: ModuleContext | None = None,
+    files: NotebookFiles | None = None,
 ) -> FileAnalysis:
     """`Linter.analyze_text` of a notebook's program: its diagnostics located by cell and
     line within the cell, and its summary's sites too (so related locations and the
-    messages that name them point into cells)."""
-    if not linter.codes or not any(t.encode() in data for t in linter.triggers):
+    messages that name them point into cells). `files`: where the files its cells run or
+    load are read (None: beside `path`, from disk)."""
+    triggered = any(t.encode() in data for t in linter.triggers)
+    if not linter.codes or not (triggered or mentions_files(data)):
         return FileAnalysis([])
     try:
         program = read_notebook(data)
@@ -210,12 +234,30 @@ def analyze_notebook(
         for cell, problem in program.problems
         for d in linter.unparsable(path, problem)
     ]
-    found = linter.analyze_text(
-        program.text, path, is_notebook=True, context=context, origin=program.position
+    found = analyzed(
+        linter,
+        program.text,
+        path,
+        _included(program, linter, path, files),
+        _CELL_END,
+        context=context,
+        position=program.position,
     )
     diagnostics.extend(_located(found.diagnostics, program))
     found.diagnostics = sorted(diagnostics, key=lambda d: d.sort_key)
     return found
+
+
+def _included(
+    program: NotebookProgram, linter: Linter, path: str, files: NotebookFiles | None
+) -> Included:
+    """The files the notebook's cells run or load, read."""
+    if not any(cell.uses for cell in program.cells):
+        return Included()
+    if files is None:
+        files = NotebookFiles.beside(os.path.abspath(path), path, linter.max_file_size)
+    cells = [(cell.lines, cell.uses) for cell in program.cells]
+    return read_included(cells, files, len(program.text))
 
 
 def fix_notebook(
@@ -225,6 +267,7 @@ def fix_notebook(
     *,
     unsafe: bool,
     context: ModuleContext | None = None,
+    files: NotebookFiles | None = None,
 ) -> FixedNotebook:
     """The notebook with its fixes applied. Raises FixError when they cannot be."""
     try:
@@ -237,14 +280,16 @@ def fix_notebook(
     if program.text.count(f"{_CELL_END}\n") != len(program.cells):
         raise FixError(f"a cell contains tapelint's own cell-end line `{_CELL_END}`")
 
+    included = _included(program, linter, path, files)
+
     def lint(text: str) -> list[Diagnostic]:
-        return linter.check_text(text, path, is_notebook=True, context=context)
+        return analyzed(linter, text, path, included, _CELL_END, context=context).diagnostics
 
     result = fix_source(program.text, lint, unsafe=unsafe)
     changes = _changed_cells(program, result.text)
     _replace_sources(program.document, {number: after for number, _, after in changes})
     fixed_data = dump(program.document) if changes else data
-    remaining = check_notebook(linter, fixed_data, path, context)
+    remaining = check_notebook(linter, fixed_data, path, context, files)
     if not changes:
         return FixedNotebook(fixed_data, 0, remaining, changes)
     return FixedNotebook(fixed_data, result.fixed, remaining, changes, result.fixed_codes)
@@ -330,7 +375,7 @@ def _changed_cells(program: NotebookProgram, fixed_text: str) -> list[tuple[int,
         if not cell.editable:
             raise FixError(f"a fix would change cell {cell.number}, which is not Python")
         restored = _restore(lines, cell)
-        reread = cell_code(restored)
+        reread = cell_code(restored, cell.magics)
         if isinstance(reread, SyntaxProblem) or list(reread.lines) != lines:
             raise FixError(f"the fixes cannot be written back into cell {cell.number} exactly")
         after = "\n".join(restored)

@@ -575,6 +575,7 @@ def run_stdin(
         display_path(path, cwd) if path is not None else "-",
         Linters(settings).for_file(path or Path("-")),
         module,
+        project.buffers() if notebook else (),
     )
     checked = _check_stdin(task, data, project)
     if isinstance(checked, str):
@@ -625,6 +626,7 @@ def check_in_project(
     way a run checks each file: `analyse` runs the check in a context. The diagnostics
     and the context they came from (to fix in)."""
     analysis = analyse(project.context(module, None))
+    project.read_by(path, analysis.files)
     view = project.recheck_view(path, module, analysis)
     diagnostics, context = analysis.diagnostics, project.context(module, None)
     for _ in range(MAX_RECHECKS):
@@ -633,6 +635,7 @@ def check_in_project(
         context = project.context(module, view)
         again = analyse(context)
         diagnostics = again.diagnostics
+        project.read_by(path, again.files)
         if again.asked <= view.names:
             break
         view = project.view(path, module, analysis.summary, view.names | again.asked)
