@@ -22,9 +22,13 @@ How a notebook is read (decisions, in the order a user meets them):
   indentation removed, line magics, shell escapes and help (`%timeit f()`, `!pip install x`,
   `files = !ls`, `model.fit?`) read as `pass` at their indentation, a cell magic whose body
   is not Python (`%%bash`, `%%writefile`, ...) leaving its cell out, and `%%time`,
-  `%%timeit`, `%%capture`, `%%prun` keeping their body. No line moves: a line of the program
-  is a line of its cell, at most shifted left by the indentation IPython removes, and
-  positions are shifted back. A cell that is already valid Python is read as it is.
+  `%%timeit`, `%%capture`, `%%prun` keeping their body, and so a cell magic that an earlier
+  cell registers to run its cell as Python (tapelint.cell_magics). No line moves: a line of
+  the program is a line of its cell, at most shifted left by the indentation IPython
+  removes, and positions are shifted back. A cell that is already valid Python is read as it is.
+- A cell that `%run`s or `%load`s a project file has that file's code where the line is,
+  its findings reported on the file only (see tapelint.cell_files and
+  tapelint.program_files); fixes never edit it.
 - A cell written in another language is left out like a cell magic that is not Python:
   its metadata says so (VS Code's `vscode.languageId`), or it does not parse and is
   recognisably R (`x <- ...`, `library(...)`; a Colab notebook that switches runtimes for a
