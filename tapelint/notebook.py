@@ -261,7 +261,7 @@ def _included(
     if files is None:
         files = NotebookFiles.beside(os.path.abspath(path), path, linter.max_file_size)
     cells = [(cell.lines, cell.uses) for cell in program.cells]
-    return read_included(cells, files, len(program.text))
+    return read_included(cells, files, program.text)
 
 
 def fix_notebook(

@@ -60,12 +60,13 @@ class Included:
 def read_included(
     cells: Sequence[tuple[tuple[str, ...], tuple[FileUse, ...]]],
     files: NotebookFiles,
-    program_size: int,
+    program: str,
 ) -> Included:
-    """The files that the code cells (each: its program lines, its file uses) bring in."""
+    """The files that the code cells (each: its program lines, its file uses) of `program`
+    bring in."""
     found: list[CellFiles] = []
     read: set[str] = set()
-    size = program_size
+    size = _size(program)
     for index, (lines, uses) in enumerate(cells):
         runs: list[tuple[int, LoadedFile]] = []
         copy = None
@@ -76,7 +77,7 @@ def read_included(
             read.add(loaded.real)
             if use.kind != "copy":
                 runs.append((use.ordinal, loaded))
-                size += sum(len(line) + 1 for line in loaded.lines)
+                size += sum(_size(line) + 1 for line in loaded.lines)
             elif _is_copy(lines[1:], loaded):
                 copy = loaded
         if runs or copy is not None:
@@ -85,6 +86,11 @@ def read_included(
     if size > files.max_size:
         found = [dataclasses.replace(cell, runs=()) for cell in found if cell.copy is not None]
     return Included(tuple(found), frozenset(read))
+
+
+def _size(text: str) -> int:
+    """Bytes in UTF-8, as `max-file-size` counts them."""
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def _is_copy(lines: Sequence[str], loaded: LoadedFile) -> bool:

@@ -368,7 +368,8 @@ def _second_passes(
     for index, (diagnostics, _) in final.items():
         reports[index] = Report(diagnostics=diagnostics)
     progress.more(len(to_fix))
-    _fix(to_fix, tasks, project, options, reports, progress)
+    fixing = _with_files_as_checked(tasks, first, [index for index, _, _ in to_fix])
+    _fix(to_fix, fixing, project, options, reports, progress)
     stats.second_seconds = time.perf_counter() - started - stats.index_seconds
     return [report if report is not None else Report() for report in reports]
 
@@ -483,6 +484,27 @@ def _recheck(
             again.append(dataclasses.replace(recheck, view=wider, rounds=recheck.rounds + 1))
         progress.more(len(again))
         rechecks = again
+
+
+def _with_files_as_checked(
+    tasks: list[FileTask], first: list[Analysed], indexes: list[int]
+) -> list[FileTask]:
+    """The tasks, the notebooks among `indexes` given the text the files their cells run had
+    when they were checked (`FileAnalysis.files`): other files are fixed at the same time,
+    and a notebook's fixes must rest on what its findings rested on, whatever the order."""
+    tasks = list(tasks)
+    for index in indexes:
+        files = first[index].analysis.files
+        if tasks[index].source.kind is not SourceKind.NOTEBOOK or not files:
+            continue
+        buffers = []
+        for path in sorted(files):
+            try:
+                buffers.append((path, read_source(Path(path))))
+            except OSError:
+                continue
+        tasks[index] = dataclasses.replace(tasks[index], buffers=tuple(buffers))
+    return tasks
 
 
 def _fix(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 from tapelint.cell_files import LoadedFile
@@ -17,7 +18,8 @@ from tapelint.notebook import check_notebook, fix_notebook
 from tapelint.program_files import CellFiles, Included, _placed, expand
 from tapelint.project.workspace import Project
 from tapelint.registry import all_rules
-from tapelint.runner import Options, run_stdin
+from tapelint.runner import Options, run, run_stdin
+from tests.fixture_markers import FIXTURES
 from tests.test_notebook import notebook
 
 RULES = [r for r in all_rules() if not r.preview]
@@ -219,3 +221,19 @@ def test_a_server_checks_a_notebook_again_when_its_run_file_changes(project: Pat
     workspace.set_source(real, SETUP.encode())  # the file edited in the editor, unsaved
     assert check() == [("TAP303", 2, 2), ("TAP401", 2, 5)]
     assert json.loads(data)["cells"][0]["source"] == ["%run setup.py"]
+
+
+def test_fixing_a_project_with_a_notebook_that_runs_its_files_does_not_depend_on_jobs(
+    tmp_path: Path, monkeypatch
+) -> None:
+    source = FIXTURES / "projects" / "notebook_runs_project_file"
+    results = []
+    for jobs in (1, 2):
+        root = tmp_path / f"jobs{jobs}"
+        shutil.copytree(source, root)
+        monkeypatch.chdir(root)
+        report = run(["."], Settings(root=root), Options(fix=True, unsafe_fixes=True, jobs=jobs))
+        files = {p.name: p.read_bytes() for p in sorted(root.iterdir()) if p.is_file()}
+        results.append((found(report.diagnostics), report.fixed, files))
+    assert results[0] == results[1]
+    assert results[0][0] == [("TAP303", 5, 2)]  # TAP303 has no fix
