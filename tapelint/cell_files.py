@@ -68,10 +68,9 @@ class FileUse:
     """A cell line through which a file's code comes in."""
 
     kind: Kind
-    line: int  # 0-based line of the cell: the `%run`/`%load` line, or a copy's `# %load` line
     written: str  # the file as the line names it
     # `run`, `load`: which of the cell's top-level IPython lines it is (0-based), so that it
-    # is found again in a fixed program.
+    # is found again in a fixed program. (A copy is the cell's lines after its first.)
     ordinal: int = -1
 
 
@@ -173,12 +172,12 @@ def file_uses(originals: Sequence[str], code: CellCode) -> tuple[FileUse, ...]:
         else:
             written = load_target(arguments) if _alone(code.lines, index) else None
         if written is not None:
-            uses.append(FileUse(magic, index, written, ordinal))
+            uses.append(FileUse(magic, written, ordinal))
     copy = _LOADED_COPY.match(originals[0]) if originals else None
     if copy is not None and code.lines[0] == originals[0] and not code.special:
         written = load_target(copy.group("args"))
         if written is not None:
-            uses.append(FileUse("copy", 0, written))
+            uses.append(FileUse("copy", written))
     return tuple(uses)
 
 

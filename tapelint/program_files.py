@@ -55,6 +55,7 @@ class Included:
 
     cells: tuple[CellFiles, ...] = ()
     read: frozenset[str] = frozenset()  # the real paths of every file read for it
+    code_cells: int = 0  # how many code cells the program has
 
 
 def read_included(
@@ -85,7 +86,7 @@ def read_included(
             found.append(CellFiles(index, tuple(runs), top_level, copy))
     if size > files.max_size:
         found = [dataclasses.replace(cell, runs=()) for cell in found if cell.copy is not None]
-    return Included(tuple(found), frozenset(read))
+    return Included(tuple(found), frozenset(read), len(cells))
 
 
 def _size(text: str) -> int:
@@ -128,6 +129,8 @@ def expand(text: str, included: Included, boundary: str) -> Expanded | None:
     if not included.cells:
         return None
     chunks = text.split(f"{boundary}\n")
+    if len(chunks) != included.code_cells + 1:
+        return None  # a cell holds a `boundary` line itself: where files go is not known
     by_index = {cell.index: cell for cell in included.cells}
     out: list[str] = []
     lines: list[int] = []

@@ -63,25 +63,21 @@ def uses(source: str) -> tuple[FileUse, ...]:
 
 def test_run_lines_at_the_top_level_of_a_cell() -> None:
     found = uses("%matplotlib inline\n%run setup.py\nif ready:\n    %run other.py\nx = 1")
-    assert found == (FileUse("run", 1, "setup.py", ordinal=1),)
+    assert found == (FileUse("run", "setup.py", ordinal=1),)
 
 
 def test_an_indented_cell_and_a_cell_magic_body_keep_their_run_lines() -> None:
-    assert uses("  %run setup.py\n  x = 1") == (FileUse("run", 0, "setup.py", ordinal=0),)
-    assert uses("%%time\n%run setup.py") == (FileUse("run", 1, "setup.py", ordinal=1),)
+    assert uses("  %run setup.py\n  x = 1") == (FileUse("run", "setup.py", ordinal=0),)
+    assert uses("%%time\n%run setup.py") == (FileUse("run", "setup.py", ordinal=1),)
 
 
 def test_load_counts_only_alone_in_its_cell() -> None:
-    assert uses("# the helpers\n%load helpers.py\n") == (
-        FileUse("load", 1, "helpers.py", ordinal=0),
-    )
+    assert uses("# the helpers\n%load helpers.py\n") == (FileUse("load", "helpers.py", ordinal=0),)
     assert uses("%load helpers.py\nx = 1") == ()
 
 
 def test_a_copy_load_made() -> None:
-    assert uses("# %load helpers.py\nimport tensorflow as tf") == (
-        FileUse("copy", 0, "helpers.py"),
-    )
+    assert uses("# %load helpers.py\nimport tensorflow as tf") == (FileUse("copy", "helpers.py"),)
     assert uses("# %load -r 1-5 helpers.py\nimport tensorflow as tf") == ()
     assert uses("#%load helpers.py\nx = 1") == ()  # not IPython's line
 

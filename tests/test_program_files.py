@@ -146,7 +146,8 @@ def test_no_fix_edits_a_file_or_a_copy_and_positions_go_back_to_the_program() ->
     loaded = LoadedFile("/p/setup.py", "setup.py", ("x = 1", "y = 2"), ((1, "x = 1"), (2, "y = 2")))
     program = f"{NEUTRAL}\nz = 3\n# end\n# %load setup.py\nx = 1\ny = 2\n# end\n"
     copy = CellFiles(1, (), 0, loaded)
-    expanded = expand(program, Included((CellFiles(0, ((0, loaded),), 1, None), copy)), "# end")
+    included = Included((CellFiles(0, ((0, loaded),), 1, None), copy), code_cells=2)
+    expanded = expand(program, included, "# end")
     assert expanded is not None
     lines = [NEUTRAL, "x = 1", "y = 2", "z = 3", "# end", "# %load setup.py", "x = 1", "y = 2"]
     assert expanded.text.splitlines() == [*lines, "# end"]
