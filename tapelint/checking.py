@@ -21,7 +21,7 @@ from pathlib import Path
 from tapelint.add_noqa import annotate
 from tapelint.cache import ResultCache
 from tapelint.cell_files import NotebookFiles
-from tapelint.config import Settings
+from tapelint.config import DEFAULT_PER_FILE_IGNORES, TEST_CODE_IGNORES, Settings
 from tapelint.diagnostics import Diagnostic
 from tapelint.engine import FileAnalysis, Linter, ModuleContext, decode_source
 from tapelint.files import SourceFile, SourceKind, read_source
@@ -334,6 +334,12 @@ class Linters:
             rule.code for s in settings.unfixable for rule in rules_matching(s, preview=True)
         )
         self.max_file_size = settings.max_file_size
+        # While the test-file default of per-file-ignores holds (setting the key replaces
+        # it), its rules are quiet in tests written in other files too (`test_code`).
+        keeps_default = (
+            settings.per_file_ignores[: len(DEFAULT_PER_FILE_IGNORES)] == DEFAULT_PER_FILE_IGNORES
+        )
+        self.quiet_in_tests = frozenset(TEST_CODE_IGNORES if keeps_default else ())
         self._linters: dict[tuple[type[Rule], ...], Linter] = {}
 
     def for_file(self, path: Path) -> Linter:
@@ -345,5 +351,7 @@ class Linters:
 
     def _linter(self, rules: tuple[type[Rule], ...]) -> Linter:
         if rules not in self._linters:
-            self._linters[rules] = Linter(rules, self.unfixable, self.max_file_size)
+            self._linters[rules] = Linter(
+                rules, self.unfixable, self.max_file_size, self.quiet_in_tests
+            )
         return self._linters[rules]

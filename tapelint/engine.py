@@ -21,7 +21,7 @@ from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionPr
 from tapelint.analysis import FileModel, build_model
 from tapelint.analysis.function_summaries import summarize
 from tapelint.analysis.summaries import ModuleSummary, ProjectIndex
-from tapelint.analysis.test_code import is_test_path
+from tapelint.analysis.test_code import in_test_definition, is_test_path
 from tapelint.call_starts import CallStarts
 from tapelint.config import DEFAULT_MAX_FILE_SIZE
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position, Related
@@ -73,8 +73,12 @@ class Linter:
         rules: Sequence[type[Rule]],
         unfixable: frozenset[str] = frozenset(),
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+        quiet_in_tests: frozenset[str] = frozenset(),
     ) -> None:
         self.codes = frozenset(rule.code for rule in rules)
+        # Codes not reported inside a definition that is a test (`TestWaveAct()` in a
+        # library module): what the default per-file-ignores turn off in test files.
+        self.quiet_in_tests = quiet_in_tests
         # Codes whose findings are reported without their fix (`--unfixable`).
         self.unfixable = unfixable
         # Bytes: a larger source is TAP001, not parsed (`max-file-size`).
@@ -209,7 +213,12 @@ class Linter:
             # A package's own names may be its submodules' (`pkg.utils.f` asked in
             # `pkg/__init__.py`): record every name it asks, its own ones included.
             model.index.own_module = None
-        findings = [(type(rule), f) for rule in self.rules for f in rule.findings(model)]
+        findings = [
+            (type(rule), f)
+            for rule in self.rules
+            for f in rule.findings(model)
+            if rule.code not in self.quiet_in_tests or not in_test_definition(model, f.node)
+        ]
         diagnostics = self._locate(locate, path, findings)
         return FileAnalysis(diagnostics, summary, frozenset(model.index.asked))
 

@@ -112,3 +112,54 @@ def test_the_default_ignores_cover_exactly_the_test_paths(path):
     name the same files test code."""
     globs = Globs([pattern for pattern, _ in DEFAULT_PER_FILE_IGNORES])
     assert globs.match(path) == is_test_path(path)
+
+
+# The same step written as a module's own self-test, and as a pytest-style test kept beside
+# the code; an evaluation function called `test` that asserts nothing is not a test.
+SELF_TESTS = """\
+import tensorflow as tf
+
+
+def TestModelGradients(model, x):
+    with tf.GradientTape(persistent=True) as tape:
+        y = tf.reduce_sum(model(x))
+    return tape.gradient(y, model.trainable_variables)
+
+
+def test_model_gradients(model, x):
+    with tf.GradientTape(persistent=True) as tape:
+        y = tf.reduce_sum(model(x))
+    assert tape.gradient(y, model.trainable_variables)
+
+
+def test(model, x):
+    with tf.GradientTape(persistent=True) as tape:
+        y = tf.reduce_sum(model(x))
+    return tape.gradient(y, model.trainable_variables)
+"""
+
+
+CHECK = ("-m", "tapelint", "check", "--no-cache", "--exit-zero", "--output-format", "json")
+
+
+def _lines_of(root: Path, path: str, code: str) -> list[int]:
+    process = subprocess.run(
+        [sys.executable, *CHECK, "--select", code, path],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return sorted(record["line"] for record in json.loads(process.stdout))
+
+
+def test_cost_rules_are_quiet_in_tests_written_in_other_modules(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "layers.py").write_text(SELF_TESTS)
+    assert _lines_of(tmp_path, "layers.py", "TAP102") == [17]  # only `test`, no assert
+
+
+def test_setting_per_file_ignores_checks_tests_in_other_modules_too(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.tapelint]\nper-file-ignores = {}\n")
+    (tmp_path / "layers.py").write_text(SELF_TESTS)
+    assert _lines_of(tmp_path, "layers.py", "TAP102") == [5, 11, 17]

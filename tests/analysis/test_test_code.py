@@ -70,3 +70,24 @@ def test_discarded_outputs(block, expected):
     (tape,) = model.tapes
     found = discarded_output(model, tape)
     assert (code(model, found) if found is not None else None) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("def TestWaveAct():\n    pass\n", True),
+        ("def Test_layer():\n    pass\n", True),
+        ("class TestLayers:\n    def check(self):\n        pass\n", True),
+        ("def test_shapes():\n    assert True\n", True),
+        ("def test(model, data):\n    return model(data)\n", False),
+        ("def test_step(model, x):\n    assert x is not None\n", False),
+        ("def test_accuracy(model, data):\n    def inner():\n        assert data\n", False),
+        ("def Tester():\n    pass\n", False),
+        ("class Testbed:\n    pass\n", False),
+        ("def contest():\n    assert True\n", False),
+    ],
+)
+def test_definitions_that_name_themselves_tests(source, expected):
+    model = model_of("import tensorflow as tf\n" + source)
+    scopes = [s for s in model.scopes if isinstance(s.node, cst.FunctionDef | cst.ClassDef)]
+    assert is_test_code(model, scopes[0]) is expected
