@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tapelint.add_noqa import annotate
 from tapelint.cache import ResultCache
+from tapelint.cell_files import NotebookFiles
 from tapelint.config import DEFAULT_PER_FILE_IGNORES, TEST_CODE_IGNORES, Settings
 from tapelint.diagnostics import Diagnostic
 from tapelint.engine import FileAnalysis, Linter, ModuleContext, decode_source
@@ -87,6 +88,14 @@ class FileTask:
     display: str  # the path it is reported under
     linter: Linter
     module: ModuleName = field(default_factory=ModuleName)
+    # Text standing for other files (real path, bytes): an editor's unsaved buffers, read
+    # for the files a notebook's cells run or load.
+    buffers: tuple[tuple[str, bytes], ...] = field(default=(), repr=False)
+
+    def notebook_files(self) -> NotebookFiles:
+        """Where the files the notebook's cells run or load are read."""
+        real = self.source.real or str(self.source.path)
+        return NotebookFiles.beside(real, self.display, self.linter.max_file_size, self.buffers)
 
 
 @dataclass
@@ -140,7 +149,7 @@ def first_pass(task: FileTask, data: bytes, cache: ResultCache | None, key: str 
 
 def analyse_data(task: FileTask, data: bytes, context: ModuleContext) -> FileAnalysis:
     if task.source.kind is SourceKind.NOTEBOOK:
-        return analyze_notebook(task.linter, data, task.display, context)
+        return analyze_notebook(task.linter, data, task.display, context, task.notebook_files())
     return task.linter.analyze_bytes(data, task.display, context)
 
 
@@ -273,7 +282,14 @@ def fixed_source(
     Every re-lint uses `context`, the one the diagnostics came from."""
     linter, display = task.linter, task.display
     if task.source.kind is SourceKind.NOTEBOOK:
-        result = fix_notebook(linter, data, display, unsafe=options.unsafe_fixes, context=context)
+        result = fix_notebook(
+            linter,
+            data,
+            display,
+            unsafe=options.unsafe_fixes,
+            context=context,
+            files=task.notebook_files(),
+        )
         if not result.changes:
             return None
         changes = [(f"{display}:cell {cell}", old, new) for cell, old, new in result.changes]

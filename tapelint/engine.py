@@ -56,8 +56,13 @@ class FileAnalysis:
     # trigger, undecodable or unparsable).
     summary: ModuleSummary | None = None
     # The qualified names outside the module the check looked up in the index: the result
-    # depends on what the index says of them, and of nothing else outside the file.
+    # depends on what the index says of them, and of nothing else outside the file but
+    # `files`.
     asked: frozenset[str] = frozenset()
+    # The other files whose text the result depends on (real paths): the files a notebook's
+    # cells run or load (tapelint.cell_files). Notebooks are not cached; a server checks a
+    # notebook again when one of them changes.
+    files: frozenset[str] = frozenset()
 
 
 class Linter:
@@ -132,9 +137,10 @@ class Linter:
     ) -> FileAnalysis:
         """The diagnostics of one source text, the summary of its module (for the project
         index), and the names outside it the check looked up in `context`'s index.
-        `origin` maps a position in `text` to (cell, position within the cell) for a
+        `origin` maps a position in `text` to (cell, position within the cell, path) for a
         notebook's program: the summary's sites (and so related locations and the messages that
-        name them) are then placed in cells; diagnostics stay in program lines."""
+        name them) are then placed in cells, or in the files cells run; diagnostics stay in
+        program lines."""
         text = with_newline_line_ends(text)
         if not self.codes or not self._trigger_test.in_text(text):
             return FileAnalysis([])
@@ -388,21 +394,24 @@ class _Locator:
 
 _NEWLINE = re.compile(r"\r\n?|\n")
 
-# A notebook program's (line, column) -> (cell, position within the cell).
-LineOrigin = Callable[[int, int], tuple[int, Position]]
+# A notebook program's (line, column) -> (cell, position within the cell, path): the path
+# is None for a line of the notebook; for a line of a file a cell runs (`%run`), it is that
+# file as reported, the cell None and the position the file's.
+LineOrigin = Callable[[int, int], tuple[int | None, Position, str | None]]
 
 
 def _placer(
     locate: _Locator, origin: LineOrigin | None
-) -> Callable[[cst.CSTNode], tuple[int, int, int | None]]:
-    """Where a summary's site is: a line of the file, or a cell and a line in it."""
-    if origin is None:
-        return locate.place
+) -> Callable[[cst.CSTNode], tuple[int, int, int | None, str | None]]:
+    """Where a summary's site is: a line of the file, a cell and a line in it, or a line of
+    a file a notebook's cell runs."""
 
-    def place(node: cst.CSTNode) -> tuple[int, int, int | None]:
+    def place(node: cst.CSTNode) -> tuple[int, int, int | None, str | None]:
         line, column, _ = locate.place(node)
-        cell, where = origin(line, column)
-        return where.line, where.column, cell
+        if origin is None:
+            return line, column, None, None
+        cell, where, path = origin(line, column)
+        return where.line, where.column, cell, path
 
     return place
 

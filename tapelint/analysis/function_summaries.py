@@ -56,8 +56,10 @@ _ELSEWHERE = frozenset(
     {*sys.stdlib_module_names, "tensorflow", "keras", "numpy", "jax", "torch", "scipy", "absl"}
 )
 
-# Where a node of the module is in the file as reported: (line, column, cell).
-Locate = Callable[[cst.CSTNode], tuple[int, int, int | None]]
+# Where a node of the module is as reported: (line, column, cell, path). The path is None
+# for the module's own file; a notebook's program also holds the code of files its cells run
+# (tapelint.program_files), whose nodes are placed in those files.
+Locate = Callable[[cst.CSTNode], tuple[int, int, int | None, str | None]]
 
 
 def summarize(model: FileModel, path: str, locate: Locate) -> ModuleSummary:
@@ -273,10 +275,10 @@ class _Summarizer:
         return self._site(call, f"`{_spelled(self.model, call)}`", function)
 
     def _site(self, node: cst.CSTNode, label: str, function: cst.FunctionDef | None) -> Site:
-        line, column, cell = self.locate(node)
+        line, column, cell, path = self.locate(node)
         if function is not None:
             label = f"{label} in `{function.name.value}`"
-        return Site(self.path, line, column, label, cell)
+        return Site(path or self.path, line, column, label, cell)
 
 
 def _names_a_parameter(value: cst.BaseExpression, params: set[str]) -> bool:

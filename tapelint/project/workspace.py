@@ -94,6 +94,7 @@ class Project:
         self._modules: dict[str, _Module | None] = {}  # None: cannot be read or analysed
         self._sources: dict[str, bytes] = {}
         self._used: dict[str, frozenset[str]] = {}
+        self._read_files: dict[str, frozenset[str]] = {}  # checked file -> other files read
         self._excluded: dict[str, bool] = {}
         # (modules analysed for their summaries, modules parsed for their imports only)
         self.loaded = (0, 0)
@@ -125,11 +126,22 @@ class Project:
         self._modules.pop(path, None)
         self.layout.forget()
 
+    def buffers(self) -> tuple[tuple[str, bytes], ...]:
+        """The text that stands for files (`set_source`), for reading other files the way
+        the project reads modules (a notebook's `%run` files)."""
+        return tuple(sorted(self._sources.items()))
+
+    def read_by(self, path: str, files: frozenset[str]) -> None:
+        """The last check of file `path` read these other files (`FileAnalysis.files`)."""
+        self._read_files[path] = files
+
     def dependents(self, path: str) -> set[str]:
-        """The checked files whose last view (`view`, `recheck_view`) held module `path`:
-        what to check again when it changes. (A module that did not exist, or did not
-        resolve, is in no view: when files are created, check the open files again.)"""
-        return {checked for checked, used in self._used.items() if path in used}
+        """The checked files whose last view (`view`, `recheck_view`) held module `path`, or
+        whose last check read it (`read_by`): what to check again when it changes. (A
+        module that did not exist, or did not resolve, is in no view: when files are
+        created, check the open files again.)"""
+        used = {checked for checked, used in self._used.items() if path in used}
+        return used | {checked for checked, read in self._read_files.items() if path in read}
 
     # ------------------------------------------------------------------ indexes
     def view(
