@@ -195,6 +195,10 @@ class Linter:
             line = sparse.original_line(error.raw_line)
             problem = SyntaxProblem(line, error.raw_column + 1, error.message)
             return FileAnalysis(self._syntax_error(path, problem))
+        project = context.index or ProjectIndex()
+        # What the names it imports from the project are, asked before its own summary
+        # exists (it holds no binding of the names it imports from other modules).
+        bindings = self._own_view(project, ModuleSummary(context.name), context)
         model = build_model(
             module,
             source_text=text,
@@ -202,17 +206,14 @@ class Linter:
             is_test_file=is_test_path(path),
             module_name=context.name,
             is_package=context.is_package,
+            through_project=bindings.tensorflow_binding,
         )
         model.path = path
         if sparse.tree is not None:
             model.set_text_tree(sparse.tree)
         locate = _Locator(model, sparse, lines)
         summary = summarize(model, path, _placer(locate, origin))
-        model.index = (context.index or ProjectIndex()).with_module(summary)
-        if context.is_package:
-            # A package's own names may be its submodules' (`pkg.utils.f` asked in
-            # `pkg/__init__.py`): record every name it asks, its own ones included.
-            model.index.own_module = None
+        model.index = self._own_view(project, summary, context)
         findings = [
             (type(rule), f)
             for rule in self.rules
@@ -220,7 +221,20 @@ class Linter:
             if rule.code not in self.quiet_in_tests or not in_test_definition(model, f.node)
         ]
         diagnostics = self._locate(locate, path, findings)
-        return FileAnalysis(diagnostics, summary, frozenset(model.index.asked))
+        asked = frozenset(model.index.asked | bindings.asked)
+        return FileAnalysis(diagnostics, summary, asked)
+
+    @staticmethod
+    def _own_view(
+        project: ProjectIndex, summary: ModuleSummary, context: ModuleContext
+    ) -> ProjectIndex:
+        """The index a check of the module with summary `summary` asks."""
+        view = project.with_module(summary)
+        if context.is_package:
+            # A package's own names may be its submodules' (`pkg.utils.f` asked in
+            # `pkg/__init__.py`): record every name it asks, its own ones included.
+            view.own_module = None
+        return view
 
     def unreadable(self, path: str, reason: str) -> list[Diagnostic]:
         return self._tool_diagnostic("TAP002", path, 1, 1, reason)

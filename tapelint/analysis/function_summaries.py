@@ -35,6 +35,7 @@ from tapelint.analysis.gradients import (
     handles_none,
 )
 from tapelint.analysis.model import ApplyCall, CallSite, DefKind, FileModel, Scope, TapeCall
+from tapelint.analysis.module_bindings import module_bindings
 from tapelint.analysis.names import absolute
 from tapelint.analysis.optimizers import gradient_applies
 from tapelint.analysis.spending import spent_parameters
@@ -79,14 +80,23 @@ def summarize(model: FileModel, path: str, locate: Locate) -> ModuleSummary:
         summary = builder.function(scope, applies[name], kept[name])
         if summary.has_facts:
             functions[name] = summary
+    aliases = {name: _absolute(model, target) for name, target in model.imports.aliases().items()}
+    # What it binds the names it imports to (nothing imports a notebook; a module with
+    # nothing to parse binds nothing the analysis saw).
+    tree = model.text_tree() if model.module.body and not model.is_notebook else None
+    bindings = (
+        module_bindings(tree, model.module_name, is_package=model.is_package, imported=aliases)
+        if tree is not None
+        else None
+    )
     return ModuleSummary(
         module=model.module_name,
         functions=functions,
-        aliases={
-            name: _absolute(model, target) for name, target in model.imports.aliases().items()
-        },
+        aliases=aliases,
         star_imports=tuple(_absolute(model, m) for m in model.imports.star_modules),
         bases=_bases(model),
+        alternatives=bindings.alternatives if bindings is not None else {},
+        exports=bindings.exports if bindings is not None else None,
     )
 
 

@@ -34,13 +34,19 @@ from tapelint.checking import (
 from tapelint.config import Settings
 from tapelint.engine import FileAnalysis, ModuleContext, decode_source, with_newline_line_ends
 from tapelint.files import SourceFile, SourceKind, is_excluded, read_source
-from tapelint.project.imports import FROM_CLAUSE, IMPORT_STATEMENT, import_summary
+from tapelint.project.imports import (
+    DOTTED_ASSIGNMENT,
+    FROM_CLAUSE,
+    IMPORT_STATEMENT,
+    import_summary,
+)
 from tapelint.project.modules import ModuleLayout, ModuleName
 from tapelint.project.views import View, build_view
 
 # An import statement (a superset: imports inside functions, or in strings, count too).
 _IMPORT_STATEMENT = re.compile(IMPORT_STATEMENT.encode(), re.MULTILINE)
 _WORD = re.compile(rb"\w+|\*")
+_DOTTED_ASSIGNMENT = re.compile(DOTTED_ASSIGNMENT.encode(), re.MULTILINE)
 _LONE_CR = re.compile(rb"\r(?!\n)")  # an old Mac line end
 # What may stand before `import` on the line of an import statement.
 _BEFORE_IMPORT = re.compile((r"[ \t]*" + FROM_CLAUSE).encode())
@@ -175,10 +181,7 @@ class Project:
         alone = ProjectIndex().with_module(summary)
         project = view.index.with_module(summary)
         for name in sorted(analysis.asked):
-            if (alone.resolve(name), alone.function(name)) != (
-                project.resolve(name),
-                project.function(name),
-            ):
+            if alone.answers(name) != project.answers(name):
                 return view
         return None
 
@@ -191,9 +194,10 @@ class Project:
     def _load(self, path: str, wanted: str) -> tuple[str, ModuleSummary] | None:
         """Module file `path`'s name and summary, for a look-up of `wanted` in it. A
         module with no summary has its import bindings; when no import statement of it
-        names `wanted` or imports `*`, they cannot bind it, and a blank summary says the
-        same without a parse (checking TensorFlow's own sources, most names asked about
-        are functions of modules that have no trigger)."""
+        names `wanted` or imports `*`, and no line assigns it an imported name, they cannot
+        bind it, and a blank summary says the same without a parse (checking TensorFlow's
+        own sources, most names asked about are functions of modules that have no
+        trigger)."""
         if path not in self._modules:
             self._modules[path] = self._analysed(path)
         entry = self._modules[path]
@@ -203,7 +207,7 @@ class Project:
             return None
         if entry.summary is not None:
             return entry.name.name, entry.summary
-        if not entry.imports_read and not self._may_bind(path, entry, wanted):
+        if not self._may_bind(path, entry, wanted):  # the same whatever was read before
             return entry.name.name, ModuleSummary(entry.name.name)
         if not entry.imports_read:
             entry.imports = self._imports(path, entry.name)
@@ -248,11 +252,18 @@ class Project:
         return summary
 
     def _may_bind(self, path: str, entry: _Module, wanted: str) -> bool:
+        """Whether the module's import bindings may bind `wanted`: an import statement
+        names it or imports `*`, or it is assigned an imported name (a superset)."""
         if entry.imported is None:
             words: set[str] = set()
             data = _LONE_CR.sub(b"\n", self._read(path) or b"")
             for statement in _import_statements(data):
                 words.update(word.decode() for word in _WORD.findall(statement))
+            words.update(
+                assignment.group(1).decode()
+                for assignment in _DOTTED_ASSIGNMENT.finditer(data)
+                if assignment.group(2).decode() in words
+            )
             entry.imported = frozenset(words)
         return wanted in entry.imported or "*" in entry.imported
 
