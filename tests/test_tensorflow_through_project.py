@@ -337,3 +337,79 @@ def test_a_name_imported_only_in_a_function_is_not_one_of_the_module():
     text = "import numpy as np\n\ndef load():\n    import tensorflow as tf\n    return tf\n"
     found = module_bindings(ast.parse(text), "pkg.m", is_package=False, imported=["np", "tf"])
     assert found.alternatives == {"tf": ("",)}
+
+
+HELPER = """\
+from speech import tf
+
+
+def compute_grads(model, x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+    return tape.gradient(loss, model.trainable_variables)
+"""
+CALLER = """\
+import tensorflow as tf
+
+from speech.grads import compute_grads
+
+model = tf.keras.Sequential([tf.keras.Input((8,)), tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.Adam()
+
+
+def fit(dataset):
+    for x, y in dataset:
+        grads = compute_grads(model, x, y)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def test_a_helper_that_gets_tf_from_the_project_has_the_facts_of_its_tapes(project, monkeypatch):
+    """The caller never names `speech`: only the helper's summary, made with what the
+    package binds `tf` to, says that its gradients are raw; editing the package's
+    `__init__` changes that summary and, through it, the caller's cached result."""
+    monkeypatch.delenv("TAPELINT_NO_CACHE", raising=False)
+    monkeypatch.setenv("TAPELINT_CACHE_DIR", str(project / ".cache"))
+    write(project, "pyproject.toml", "[tool.tapelint]\nextend-exclude = ['.cache']\n")
+    init = write(project, "speech/__init__.py", PACKAGE_INIT)
+    write(project, "speech/grads.py", HELPER)
+    write(project, "train.py", CALLER)
+    for _ in range(2):  # cold, then from the cache
+        assert run_cli("check", "train.py").codes() == [("train.py", "TAP401")]
+        assert run_cli("check", ".").codes() == [("train.py", "TAP401")]
+    init.write_text(STUBBED_INIT)
+    assert run_cli("check", "train.py").codes() == []
+    assert run_cli("check", ".").codes() == []
+    init.write_text(PACKAGE_INIT)
+    assert run_cli("check", ".").codes() == [("train.py", "TAP401")]
+
+
+def test_a_long_lived_project_knows_which_files_used_the_binding(project):
+    from tapelint.config import Settings
+    from tapelint.engine import Linter
+    from tapelint.project.workspace import Project
+    from tapelint.registry import all_rules
+    from tapelint.runner import check_in_project
+
+    linter = Linter([r for r in all_rules() if not r.preview])
+    init = write(project, "speech/__init__.py", PACKAGE_INIT)
+    write(project, "speech/grads.py", HELPER)
+    train = str(write(project, "train.py", CALLER).resolve())
+    workspace = Project(Settings(root=project), cwd=project)
+
+    def codes() -> list[str]:
+        module = workspace.module_of(train, CALLER.encode())
+        found, _ = check_in_project(
+            lambda context: linter.analyze_text(CALLER, "train.py", context=context),
+            train,
+            module,
+            workspace,
+        )
+        return [d.code for d in found]
+
+    assert codes() == ["TAP401"]
+    assert train in workspace.dependents(str(init.resolve()))
+    workspace.set_source(str(init.resolve()), STUBBED_INIT.encode())  # an open editor
+    assert codes() == []
+    workspace.drop_source(str(init.resolve()))
+    assert codes() == ["TAP401"]

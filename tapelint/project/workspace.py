@@ -4,7 +4,10 @@
 its import bindings), loaded when a view first needs it: from the run's own results
 (`add`), else by analysing the file (through the result cache when there is one). So
 `tapelint check one_file.py` analyses exactly the modules its names lead to, and a run
-over the whole project analyses nothing twice.
+over the whole project analyses nothing twice, except a module that gets TensorFlow or
+Keras from another module of the project (`from mypkg import tf`): its first pass could
+not know that, and it is analysed again with the project's import bindings for the
+summary views hand out (`_bound_summary`).
 
 It is also what a long-lived process (the language server) keeps between checks: hand it
 the text of open documents (`set_source`), say which files changed on disk (`changed`),
@@ -22,11 +25,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tapelint.analysis.names import canonical, is_tensorflow_or_keras
 from tapelint.analysis.summaries import ModuleSummary, ProjectIndex
 from tapelint.cache import ResultCache
 from tapelint.checking import (
     FileTask,
     Linters,
+    analyse_data,
     analysis_without_parsing,
     display_path,
     first_pass,
@@ -42,6 +47,10 @@ from tapelint.project.imports import (
 )
 from tapelint.project.modules import ModuleLayout, ModuleName
 from tapelint.project.views import View, build_view
+
+# How many times a module is analysed again with the project's bindings, each with a view
+# that follows the names the one before asked (as `runner.MAX_RECHECKS` for a check).
+MAX_ROUNDS = 4
 
 # An import statement (a superset: imports inside functions, or in strings, count too).
 _IMPORT_STATEMENT = re.compile(IMPORT_STATEMENT.encode(), re.MULTILINE)
@@ -71,10 +80,21 @@ def _import_statements(data: bytes) -> Iterator[bytes]:
 class _Module:
     name: ModuleName
     summary: ModuleSummary | None  # from the analysis; None: not analysed (no trigger)
+    asked: frozenset[str] = frozenset()  # the names its analysis asked about
     imports: ModuleSummary | None = None  # the bindings, for a module with no summary
     imports_read: bool = False
     imported: frozenset[str] | None = None  # the words of its import statements
     stamp: tuple[int, int] | None = None  # (mtime, size) of the file it was read from
+    bound: _Bound | None = None  # its summary with the project's bindings, once known
+
+
+@dataclass(frozen=True)
+class _Bound:
+    """A module's summary with what the project binds the names it imports to, and the
+    modules (as they were then) whose bindings it read."""
+
+    summary: ModuleSummary
+    used: tuple[tuple[str, _Module | None], ...]
 
 
 class Project:
@@ -111,25 +131,27 @@ class Project:
 
     def add(self, path: str, module: ModuleName, analysis: FileAnalysis) -> None:
         """A file's first pass, done elsewhere (a run's worker) on its current content."""
-        self._modules[path] = _Module(module, analysis.summary, stamp=self._stamp(path))
+        self._modules[path] = _Module(
+            module, analysis.summary, analysis.asked, stamp=self._stamp(path)
+        )
 
     # ------------------------------------------------------------------ for editors
     def set_source(self, path: str, data: bytes) -> None:
         """`data` stands for the file's content from now on (an open, unsaved document)."""
         if self._sources.get(path) != data:
             self._sources[path] = data
-            self._modules.pop(path, None)
+            self._forget(path)
 
     def drop_source(self, path: str) -> None:
         """The file's content is on disk again (the document was closed)."""
         if self._sources.pop(path, None) is not None:
-            self._modules.pop(path, None)
+            self._forget(path)
 
     def changed(self, path: str) -> None:
         """The file changed on disk (or was created or deleted)."""
         if os.path.basename(path) == "__init__.py":  # the names of a whole package change
             self._modules.clear()
-        self._modules.pop(path, None)
+        self._forget(path)
         self.layout.forget()
 
     def buffers(self) -> tuple[tuple[str, bytes], ...]:
@@ -140,6 +162,14 @@ class Project:
     def read_by(self, path: str, files: frozenset[str]) -> None:
         """The last check of file `path` read these other files (`FileAnalysis.files`)."""
         self._read_files[path] = files
+
+    def _forget(self, path: str) -> None:
+        """Module `path` is not what it was: its entry goes, and so does every summary
+        made with the project's bindings (any of them may have read it)."""
+        self._modules.pop(path, None)
+        for entry in self._modules.values():
+            if entry is not None:
+                entry.bound = None
 
     def dependents(self, path: str) -> set[str]:
         """The checked files whose last view (`view`, `recheck_view`) held module `path`, or
@@ -162,7 +192,12 @@ class Project:
             layout=self.layout,
             load=self._load,
         )
-        self._used[path] = view.paths
+        used = set(view.paths)
+        for module_path in view.paths:
+            entry = self._modules.get(module_path)
+            if entry is not None and entry.bound is not None:
+                used.update(read for read, _ in entry.bound.used)
+        self._used[path] = frozenset(used)
         return view
 
     def recheck_view(self, path: str, module: ModuleName, analysis: FileAnalysis) -> View | None:
@@ -192,6 +227,15 @@ class Project:
 
     # ------------------------------------------------------------------ loading
     def _load(self, path: str, wanted: str) -> tuple[str, ModuleSummary] | None:
+        """`_load_first`, with an analysed module's summary made with what the project
+        binds the names it imports to (`_bound_summary`)."""
+        found = self._load_first(path, wanted)
+        entry = self._modules.get(path)
+        if found is None or entry is None or entry.summary is None:
+            return found
+        return found[0], self._bound_summary(path, entry)
+
+    def _load_first(self, path: str, wanted: str) -> tuple[str, ModuleSummary] | None:
         """Module file `path`'s name and summary, for a look-up of `wanted` in it. A
         module with no summary has its import bindings; when no import statement of it
         names `wanted` or imports `*`, and no line assigns it an imported name, they cannot
@@ -219,19 +263,108 @@ class Project:
         if data is None:
             return None
         module = self.layout.module_of(path, data)
-        task = FileTask(
-            SourceFile(Path(path), SourceKind.PYTHON, path),
-            display_path(Path(path), self._cwd),
-            self._linters.for_file(Path(path)),
-            module,
-        )
+        task = self._task(path, module)
         done, key = analysis_without_parsing(task, data, self._cache)
         if done is None:
             done = first_pass(task, data, self._cache, key)
             self.loaded = (self.loaded[0] + 1, self.loaded[1])
         if done.error is not None:
             return None
-        return _Module(module, done.analysis.summary, stamp=self._stamp(path))
+        analysis = done.analysis
+        return _Module(module, analysis.summary, analysis.asked, stamp=self._stamp(path))
+
+    def _task(self, path: str, module: ModuleName) -> FileTask:
+        return FileTask(
+            SourceFile(Path(path), SourceKind.PYTHON, path),
+            display_path(Path(path), self._cwd),
+            self._linters.for_file(Path(path)),
+            module,
+        )
+
+    # ------------------------------------------------------------------ bound summaries
+    def _bound_summary(self, path: str, entry: _Module) -> ModuleSummary:
+        """The module's summary with what the project binds the names it imports to.
+
+        The first pass knew no other module, so a module that gets `tf` from the project
+        (`from mypkg import tf`) had no tape then, and its functions no facts. When the
+        project makes TensorFlow or Keras of a name that pass asked about, the module is
+        analysed again with a view of the project's import bindings (of first passes and
+        imports: what a module binds does not depend on other modules' bindings, so this
+        goes one level only), until the names it asks are all ones the view followed;
+        else its first pass's summary is the one. Cached like a re-check."""
+        assert entry.summary is not None
+        bound = entry.bound
+        if bound is not None and all(self._current(p, e) for p, e in bound.used):
+            return bound.summary
+        summary, names = entry.summary, entry.asked
+        view = self._bindings_view(path, entry, names)
+        index = view.index.with_module(summary) if view is not None else None
+        if view is not None and index is not None and any(map(index.tensorflow_binding, names)):
+            summary = self._analysed_with_bindings(path, entry, view) or summary
+        used = view.paths if view is not None else frozenset()
+        entry.bound = _Bound(summary, tuple((p, self._modules.get(p)) for p in sorted(used)))
+        return summary
+
+    def _bindings_view(self, path: str, entry: _Module, names: frozenset[str]) -> View | None:
+        """The view of the project's import bindings that `names` lead to (None when none
+        can be TensorFlow or Keras through the project: they are so already)."""
+        wanted = frozenset(n for n in names if not is_tensorflow_or_keras(canonical(n)))
+        if not wanted:
+            return None
+        return build_view(
+            wanted,
+            roots=self.layout.roots_of(path, entry.name),
+            own=entry.summary,
+            layout=self.layout,
+            load=self._load_first,
+        )
+
+    def _analysed_with_bindings(
+        self, path: str, entry: _Module, view: View
+    ) -> ModuleSummary | None:
+        """The module's summary analysed with `view` (widened to every name the analysis
+        asks); None when it cannot be had (an unreadable file, an engine bug: the first
+        pass's then stands)."""
+        data = self._read(path)
+        assert entry.summary is not None
+        if data is None:
+            return None
+        task = self._task(path, entry.name)
+        key = None
+        if self._cache is not None:
+            first = self._cache.analysis_key(data, task.display, task.linter.codes, entry.name.key)
+            key = self._cache.bound_key(first, self._digest(view, entry.summary, entry.asked))
+            found = self._cache.get_bound(key)
+            if found is not None:
+                summary, asked, digest = found
+                if not asked <= view.names:
+                    view = self._bindings_view(path, entry, view.names | asked) or view
+                if self._digest(view, entry.summary, asked) == digest:
+                    return summary
+        for _ in range(MAX_ROUNDS):
+            context = ModuleContext(entry.name.name, entry.name.is_package, view.index)
+            try:
+                analysis = analyse_data(task, data, context)
+            except Exception:  # an engine bug: the first pass's summary stands
+                return None
+            self.loaded = (self.loaded[0] + 1, self.loaded[1])
+            if analysis.asked <= view.names:
+                break
+            view = self._bindings_view(path, entry, view.names | analysis.asked) or view
+        if analysis.summary is None:
+            return None
+        if self._cache is not None and key is not None:
+            digest = self._digest(view, entry.summary, analysis.asked)
+            self._cache.put_bound(key, analysis.summary, analysis.asked, digest)
+        return analysis.summary
+
+    @staticmethod
+    def _digest(view: View, summary: ModuleSummary, names: frozenset[str]) -> str:
+        return view.index.with_module(summary).digest(names)
+
+    def _current(self, path: str, entry: _Module | None) -> bool:
+        """Whether `entry` is still what the project holds for module `path`."""
+        return self._modules.get(path) is entry and (entry is None or not self._stale(path, entry))
 
     def _imports(self, path: str, module: ModuleName) -> ModuleSummary | None:
         data = self._read(path)
