@@ -76,6 +76,12 @@ def _import_statements(data: bytes) -> Iterator[bytes]:
         start = data.find(b"import", start + len(b"import"))
 
 
+def _bindable(names: frozenset[str]) -> frozenset[str]:
+    """The names the project may bind to TensorFlow or Keras (those that are neither
+    already): what a module's bindings, and so its summary, depend on."""
+    return frozenset(name for name in names if not is_tensorflow_or_keras(canonical(name)))
+
+
 @dataclass
 class _Module:
     name: ModuleName
@@ -308,7 +314,7 @@ class Project:
     def _bindings_view(self, path: str, entry: _Module, names: frozenset[str]) -> View | None:
         """The view of the project's import bindings that `names` lead to (None when none
         can be TensorFlow or Keras through the project: they are so already)."""
-        wanted = frozenset(n for n in names if not is_tensorflow_or_keras(canonical(n)))
+        wanted = _bindable(names)
         if not wanted:
             return None
         return build_view(
@@ -337,7 +343,7 @@ class Project:
             found = self._cache.get_bound(key)
             if found is not None:
                 summary, asked, digest = found
-                if not asked <= view.names:
+                if not _bindable(asked) <= view.names:
                     view = self._bindings_view(path, entry, view.names | asked) or view
                 if self._digest(view, entry.summary, asked) == digest:
                     return summary
@@ -348,7 +354,7 @@ class Project:
             except Exception:  # an engine bug: the first pass's summary stands
                 return None
             self.loaded = (self.loaded[0] + 1, self.loaded[1])
-            if analysis.asked <= view.names:
+            if _bindable(analysis.asked) <= view.names:
                 break
             view = self._bindings_view(path, entry, view.names | analysis.asked) or view
         if analysis.summary is None:
