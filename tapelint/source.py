@@ -16,6 +16,7 @@ import itertools
 import re
 from dataclasses import dataclass, field
 
+from tapelint.colab_exports import as_ipython, is_colab_export
 from tapelint.percent_cells import runs_as_cells
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -158,6 +159,10 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     except SyntaxError as error:
         if runs_as_cells(text):
             return SparseSource("", ((1, 1),))  # run cell by cell: see percent_cells
+        if is_colab_export(text):
+            ipython = as_ipython(text)
+            if ipython is not None and ipython != text:
+                return relevant_source(ipython, triggers)  # see colab_exports
         return SyntaxProblem(error.lineno or 1, error.offset or 1, error.msg)
     except ValueError as error:  # e.g. null bytes on older interpreters
         return SyntaxProblem(1, 1, str(error))
