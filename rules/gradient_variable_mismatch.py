@@ -1,9 +1,18 @@
 from collections.abc import Iterator
 
+import libcst as cst
+
 from tapelint.analysis import FileModel
 from tapelint.analysis.expressions import argument_value
 from tapelint.analysis.gradients import applied_pairing, gradients_of, swapped_pairing
-from tapelint.analysis.identity import kept_in_sync, variable_lists_differ
+from tapelint.analysis.identity import (
+    TRAINABLE_LISTS,
+    kept_in_sync,
+    same_object_lists,
+    variable_lists_differ,
+)
+from tapelint.analysis.keras_objects import KerasObjects
+from tapelint.analysis.keras_state import NonTrainableState
 from tapelint.analysis.optimizers import gradient_applies
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of, tape_label
@@ -78,7 +87,12 @@ class GradientVariableMismatch(Rule):
                 continue
             (origin,) = origins.values()
             sources = argument_value(origin.node, 1, "sources")
-            if sources is None or not variable_lists_differ(model, sources, pairing.variables):
+            if sources is None:
+                continue
+            if not variable_lists_differ(model, sources, pairing.variables):
+                out_of_step = self._out_of_step(model, sources, pairing.variables)
+                if out_of_step is not None:
+                    yield Finding(apply.node, out_of_step)
                 continue
             if kept_in_sync(model, sources, pairing.variables):
                 continue  # a local copy of a shared model (A3C) updates the shared one
@@ -92,3 +106,29 @@ class GradientVariableMismatch(Rule):
                 f"gradients computed for `{computed_for}` by `{tape}.gradient` are applied to "
                 f"{applied_to}; pair them with the variables they were computed for",
             )
+
+    def _out_of_step(
+        self, model: FileModel, sources: cst.BaseExpression, applied: cst.BaseExpression
+    ) -> str | None:
+        """The message when gradients of an object's trainable variables are zipped with
+        its `variables` (or `weights`) and the object is known to hold non-trainable
+        state: the lists then differ, and `zip` pairs them out of step. (Gradients taken
+        for `variables` and applied to `trainable_variables` are TAP203's: the sources are
+        what must change.)"""
+        lists = same_object_lists(model, sources, applied)
+        if lists is None:
+            return None
+        source_list, applied_list = lists
+        listed = applied_list.attr.value
+        if source_list.attr.value not in TRAINABLE_LISTS or listed not in ("variables", "weights"):
+            return None
+        part = NonTrainableState(KerasObjects(model), listed).of(applied_list.value)
+        if part is None:
+            return None
+        owner = source_of(model, applied_list.value)
+        return (
+            f"gradients computed for `{source_of(model, source_list)}` are applied to "
+            f"`{owner}.{listed}`, which also lists non-trainable variables ({part}): `zip` "
+            f"pairs them out of step, so gradients go to the wrong variables; pair them with "
+            f"`{source_of(model, source_list)}`"
+        )

@@ -59,14 +59,14 @@ class GradientWrtAllVariables(Rule):
 
     def check(self, model: FileModel) -> Iterator[Finding]:
         keras = KerasObjects(model)
-        state = NonTrainableState(keras)
+        states = {listed: NonTrainableState(keras, listed) for listed in ("variables", "weights")}
         for call in model.gradient_calls:
             for node, attribute in all_variables_in_sources(model, keras, call):
-                part = state.of(attribute.value)
+                written = attribute.attr.value
+                part = states[written].of(attribute.value)
                 if part is None:
                     continue
                 owner = source_of(model, attribute.value)
-                written = attribute.attr.value
                 yield Finding(
                     node,
                     f"`{owner}.{written}` includes non-trainable variables ({part}), whose "

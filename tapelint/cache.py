@@ -12,7 +12,8 @@ Three kinds of entry, each the result of a pure function of what its key holds:
   so editing a helper module another file used invalidates that file's entry, and
   nothing else;
 - the import bindings of a module that is not analysed (`tapelint.project.imports`),
-  keyed by its bytes and its module name.
+  keyed by its bytes and its module name; and, keyed by those and a function's name, what
+  that top-level function of such a module builds (`tapelint.project.builders`).
 Every key also holds the whole configuration (`Settings`), so a future setting that
 changes a result cannot be forgotten here, and tapelint's version and a fingerprint
 (name, size, mtime) of its own source files, so an upgrade, or an edit to an editable
@@ -55,7 +56,7 @@ from tapelint.engine import FileAnalysis
 from tapelint.registry import rule_by_code_or_name
 
 # Bump when the entry format changes.
-FORMAT = 3
+FORMAT = 4
 
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -111,6 +112,11 @@ class ResultCache:
 
     def imports_key(self, data: bytes, module: str) -> str:
         return self._key("imports", module, data)
+
+    def builder_key(self, data: bytes, module: str, function: str) -> str:
+        """What a top-level function of a module that was not analysed builds (stored as
+        an import-bindings entry is: a summary holding that function, or None)."""
+        return self._key("builder", module, function, data)
 
     def _key(self, kind: str, *parts: str | bytes) -> str:
         digest = hashlib.sha256(self._salt)
@@ -169,7 +175,8 @@ class ResultCache:
         )
 
     def get_imports(self, key: str) -> tuple[bool, ModuleSummary | None]:
-        """(found, the bindings: None for a module that does not parse)."""
+        """(found, the bindings: None for a module that does not parse; for a builder's
+        key, a summary of the function, or None when it builds nothing known)."""
         try:
             return True, _summary(self._read(key)["summary"])
         except _UNREADABLE:

@@ -19,10 +19,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from tapelint.analysis.summaries import ModuleSummary, ProjectIndex
+from tapelint.analysis.summaries import FunctionSummary, ModuleSummary, ProjectIndex
 from tapelint.cache import ResultCache
 from tapelint.checking import (
     FileTask,
@@ -34,6 +34,7 @@ from tapelint.checking import (
 from tapelint.config import Settings
 from tapelint.engine import FileAnalysis, ModuleContext, decode_source, with_newline_line_ends
 from tapelint.files import SourceFile, SourceKind, is_excluded, read_source
+from tapelint.project.builders import built_by, may_build
 from tapelint.project.imports import FROM_CLAUSE, IMPORT_STATEMENT, import_summary
 from tapelint.project.modules import ModuleLayout, ModuleName
 from tapelint.project.views import View, build_view
@@ -69,6 +70,9 @@ class _Module:
     imports_read: bool = False
     imported: frozenset[str] | None = None  # the words of its import statements
     stamp: tuple[int, int] | None = None  # (mtime, size) of the file it was read from
+    # Its top-level functions that its summary lacks, by name, with what each builds
+    # (None: nothing known); see `tapelint.project.builders`.
+    builders: dict[str, FunctionSummary | None] = field(default_factory=dict)
 
 
 class Project:
@@ -177,6 +181,43 @@ class Project:
 
     # ------------------------------------------------------------------ loading
     def _load(self, path: str, wanted: str) -> tuple[str, ModuleSummary] | None:
+        """`_load_first`, with the Keras builders among the module's functions that its
+        summary lacks (`tapelint.project.builders`) that were asked for so far, `wanted`
+        included."""
+        found = self._load_first(path, wanted)
+        entry = self._modules.get(path)
+        if found is None or entry is None:
+            return found
+        name, summary = found
+        if wanted not in summary.functions and wanted not in entry.builders:
+            entry.builders[wanted] = self._built_by(path, entry, wanted)
+        built = {key: f for key, f in entry.builders.items() if f is not None}
+        if not built:
+            return found
+        return name, replace(summary, functions={**built, **summary.functions})
+
+    def _built_by(self, path: str, entry: _Module, wanted: str) -> FunctionSummary | None:
+        data = self._read(path)
+        if data is None or len(data) > self.settings.max_file_size or not may_build(data, wanted):
+            return None
+        key = None
+        if self._cache is not None:
+            key = self._cache.builder_key(data, entry.name.key, wanted)
+            found, summary = self._cache.get_imports(key)
+            if found:
+                return summary.functions.get(wanted) if summary is not None else None
+        try:
+            text = with_newline_line_ends(decode_source(data))
+        except (UnicodeDecodeError, SyntaxError, LookupError):
+            return None
+        self.loaded = (self.loaded[0] + 1, self.loaded[1])
+        built = built_by(text, entry.name, wanted)
+        if self._cache is not None and key is not None:
+            stored = ModuleSummary(entry.name.name, {wanted: built}) if built else None
+            self._cache.put_imports(key, stored)
+        return built
+
+    def _load_first(self, path: str, wanted: str) -> tuple[str, ModuleSummary] | None:
         """Module file `path`'s name and summary, for a look-up of `wanted` in it. A
         module with no summary has its import bindings; when no import statement of it
         names `wanted` or imports `*`, they cannot bind it, and a blank summary says the
