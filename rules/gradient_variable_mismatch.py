@@ -28,19 +28,33 @@ class GradientVariableMismatch(Rule):
     (`generator` and `discriminator`, `self.actor` and `self.critic`, and two models from one
     factory or class: `student, teacher = make_net(), make_net()`, `self.q_network =
     self._build()` and `self.target_network = self._build()`, since each call constructs its
-    own), different literal lists (`[w, b]` and `[b, w]`), or a name rebound to another
-    model's variables in between. One call bound to two names (`a = b = make_net()`), a
-    call that hands out an existing object (`models.get(...)`, `copy.copy(m)`), a function of
-    the file that may return a shared one (decorated, such as `functools.lru_cache`, or
-    using `global`), an attribute built from the other (`clone(self.online)`), and a model
-    reset from the one its gradients are applied to (`local.set_weights(global_model
-    .get_weights())`: an A3C worker applies its local gradients to the shared model on
-    purpose) are not reported. The
-    same expression, or the same name bound to the same list, is fine; anything the analysis
-    cannot pin down (a list returned by a function, a parameter holding the variables, a name
-    bound on several paths) is not reported. Also reported: the pair written the wrong way
-    round, `zip(variables, grads)` where `variables` are the very sources of the gradient call
-    that produced `grads`.
+    own), whatever each list is called (`encoder.variables` applied with
+    `decoder.trainable_variables`) and whatever the two objects are (two parameters, two
+    results of imported factories: two objects never share one list), different literal
+    lists (`[w, b]` and `[b, w]`), or a name rebound to another model's variables in
+    between. Also one object's trainable variables applied with its `variables` (or
+    `weights`) when the object is known to hold non-trainable state there (batch
+    normalisation, a frozen part; dropout's seed state for `variables` in Keras 3), as
+    TAP203 knows it, also for a model built by a function of another module: the lists
+    then differ, and `zip` pairs each gradient after the first non-trainable variable with
+    the wrong variable. The reverse, gradients of `variables` zipped with
+    `trainable_variables`, is TAP203's (the sources are what must change).
+
+    One call bound to two names (`a = b = make_net()`), a call that hands out an existing
+    object (`models.get(...)`, `copy.copy(m)`), a function of the file that may return a
+    shared one (decorated, such as `functools.lru_cache`, or using `global`), an attribute
+    built from the other (`clone(self.online)`), and a model reset from the one its
+    gradients are applied to (`local.set_weights(global_model.get_weights())`: an A3C
+    worker applies its local gradients to the shared model on purpose) are not reported. The
+    same expression, or the same name bound to the same list, is fine, and so are
+    concatenations of the same objects' lists in the same order (`g.trainable_variables +
+    d.trainable_variables` on both sides); so is one object's `variables` and
+    `trainable_variables` when nothing shows it holds non-trainable state (the lists are
+    then equal). Anything the analysis cannot pin down (a list returned by a function, a
+    parameter holding the variables, a name bound on several paths) is not reported.
+
+    Also reported: the pair written the wrong way round, `zip(variables, grads)` where
+    `variables` are the very sources of the gradient call that produced `grads`.
 
     ## Why is this bad?
     The optimizer updates each variable with the gradient it is paired with. With the wrong
