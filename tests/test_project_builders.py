@@ -7,13 +7,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-
 from tapelint.analysis.summaries import Built
 from tapelint.cache import ResultCache
 from tapelint.config import Settings
 from tapelint.engine import Linter, ModuleContext
-from tapelint.project.builders import built_by, may_build
+from tapelint.project.builders import built_by, possible_builders
 from tapelint.project.modules import ModuleName
 from tapelint.project.workspace import Project
 from tapelint.registry import all_rules
@@ -49,19 +47,18 @@ def step(x):
 """
 
 
-@pytest.mark.parametrize(
-    ("text", "name", "expected"),
-    [
-        (b"import keras\ndef build(x):\n    return x\n", "build", True),
-        (b"import keras\ndef  build (x): ...\n", "build", True),
-        (b"import keras\nclass A:\n    def build(self): ...\n", "build", False),  # a method
-        (b"import torch\ndef build(): ...\n", "build", False),  # no Keras in it
-        (b"import keras\ndef builder(): ...\n", "build", False),
-        (b"import keras\ndef build(): ...\n", "A.build", False),
-    ],
-)
-def test_may_build(text, name, expected):
-    assert may_build(text, name) is expected
+def test_possible_builders():
+    text = (
+        b"import keras\ndef build(x):\n    return x\ndef  other (x): ...\nNORM = keras.layers.BatchNormalization\n"
+        b"class A:\n    def method(self): ...\n    # def commented(): ...\n"
+    )
+    assert possible_builders(text) == {"build", "other"}  # not a method, not indented
+    assert (
+        possible_builders(b"import torch\ndef build(): ...\nfrom torch.nn import Dropout\n")
+        == set()
+    )
+    # No part with non-trainable state named: nothing TAP203 or TAP402 could use.
+    assert possible_builders(b"import keras\ndef build(): ...\n") == set()
 
 
 def test_a_builder_is_summarized_with_what_it_refers_to():

@@ -29,6 +29,7 @@ the like hold trainable weights only. The walk over a model's composition is
 from __future__ import annotations
 
 import ast
+import re
 
 import libcst as cst
 
@@ -46,6 +47,19 @@ _STATE_LAYERS = frozenset(
     }
 )
 FROZEN = "a part set to `trainable = False`"
+# Words without which a module's text holds none of the evidence above: the layers with
+# state (`..Normalization`), randomness (dropout, noise, `Random...` augmentation, a
+# `dropout=` argument), `trainable=False` in any form, `keras.applications`. A superset,
+# tested on the raw bytes before a module is parsed for what its builders build.
+_EVIDENCE_WORDS = re.compile(
+    rb"Normalization|trainable\s*=\s*False|applications|Dropout|dropout\s*=|Noise"
+    rb"|Random[A-Z]|AugMix|CutMix|MixUp|RandAugment"
+)
+
+
+def may_show_state(data: bytes) -> bool:
+    """Whether a module's text may show a part with non-trainable state (a superset)."""
+    return _EVIDENCE_WORDS.search(data) is not None
 
 
 class NonTrainableState(CompositionSearch):

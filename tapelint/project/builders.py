@@ -4,10 +4,14 @@ Models are usually built in a module of their own (`models.py`: `def build_model
 keras.Sequential([...])`) and trained in another. A module with no trigger is never parsed
 for the rules, so it has no summary; and in a module that has one, a builder that nothing
 there calls was cut out before the parse. So when a name another module asks about is a
-top-level function of such a module, and the module mentions Keras, that function is
-parsed with what it refers to (the slicer, with the function's name as its one trigger)
-and summarized for what it builds (`function_summaries.builder_summary`). Anything else
-about it stays unknown, as it was.
+top-level function of such a module, and the module mentions Keras and a part with
+non-trainable state (`keras_state.may_show_state`: what TAP203 and TAP402 ask of a
+builder; a module that names none can show none), that function is parsed with what it
+refers to (the slicer, with the function's name as its one trigger) and, when that code
+itself names such a part outside strings and comments, summarized for what it builds
+(`function_summaries.builder_summary`). Anything else about it stays unknown, as it was.
+(Checking Keras' own sources, parsing every function asked about that way cost three
+times the whole index; most are ops, in modules or slices that name no such part.)
 """
 
 from __future__ import annotations
@@ -18,19 +22,22 @@ import libcst as cst
 
 from tapelint.analysis import build_model
 from tapelint.analysis.function_summaries import builder_summary
+from tapelint.analysis.keras_state import may_show_state
 from tapelint.analysis.summaries import FunctionSummary
 from tapelint.project.modules import ModuleName
-from tapelint.source import SyntaxProblem, relevant_source
+from tapelint.source import Literals, SyntaxProblem, relevant_source
+
+_TOP_LEVEL_DEF = re.compile(rb"^def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
 
 
-def may_build(data: bytes, name: str) -> bool:
-    """Whether module text `data` may define `name` as a builder of Keras models: a
-    `def name(` at the start of a line (a top-level function), in a text that names Keras.
-    A superset, cheap to test."""
-    if not name.isidentifier() or b"keras" not in data:
-        return False
-    pattern = rb"^def[ \t]+" + re.escape(name.encode()) + rb"[ \t]*\("
-    return re.search(pattern, data, re.MULTILINE) is not None
+def possible_builders(data: bytes) -> frozenset[str]:
+    """The functions module text `data` may define as builders of Keras models worth a
+    summary: each `def name(` at the start of a line (a top-level function), in a text that
+    names Keras and a part with non-trainable state (what TAP203 and TAP402 ask a builder
+    about); none in any other. A superset, found without a parse."""
+    if b"keras" not in data or not may_show_state(data):
+        return frozenset()
+    return frozenset(match.decode() for match in _TOP_LEVEL_DEF.findall(data))
 
 
 def built_by(text: str, module: ModuleName, name: str) -> FunctionSummary | None:
@@ -39,6 +46,8 @@ def built_by(text: str, module: ModuleName, name: str) -> FunctionSummary | None
     sparse = relevant_source(text, (name,))
     if isinstance(sparse, SyntaxProblem) or not sparse.text:
         return None
+    if not may_show_state(Literals(sparse.text).blanked(sparse.text).encode()):
+        return None  # neither it nor what it refers to names such a part: nothing to say
     try:
         parsed = cst.parse_module(sparse.text)
         model = build_model(

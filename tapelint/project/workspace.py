@@ -34,7 +34,7 @@ from tapelint.checking import (
 from tapelint.config import Settings
 from tapelint.engine import FileAnalysis, ModuleContext, decode_source, with_newline_line_ends
 from tapelint.files import SourceFile, SourceKind, is_excluded, read_source
-from tapelint.project.builders import built_by, may_build
+from tapelint.project.builders import built_by, possible_builders
 from tapelint.project.imports import FROM_CLAUSE, IMPORT_STATEMENT, import_summary
 from tapelint.project.modules import ModuleLayout, ModuleName
 from tapelint.project.views import View, build_view
@@ -70,8 +70,11 @@ class _Module:
     imports_read: bool = False
     imported: frozenset[str] | None = None  # the words of its import statements
     stamp: tuple[int, int] | None = None  # (mtime, size) of the file it was read from
-    # Its top-level functions that its summary lacks, by name, with what each builds
-    # (None: nothing known); see `tapelint.project.builders`.
+    # The top-level functions that may build Keras models (`builders.possible_builders`),
+    # and those
+    # of them that its summary lacks, by name, with what each builds (None: nothing known);
+    # see `tapelint.project.builders`.
+    builder_names: frozenset[str] | None = None
     builders: dict[str, FunctionSummary | None] = field(default_factory=dict)
 
 
@@ -197,8 +200,16 @@ class Project:
         return name, replace(summary, functions={**built, **summary.functions})
 
     def _built_by(self, path: str, entry: _Module, wanted: str) -> FunctionSummary | None:
+        """What the top-level function `wanted` of module `path` builds, when the module
+        may define it as a builder (read once per module); through the cache."""
+        if entry.builder_names is None:
+            data = self._read(path)
+            too_large = data is None or len(data) > self.settings.max_file_size
+            entry.builder_names = possible_builders(data) if data and not too_large else frozenset()
+        if wanted not in entry.builder_names:
+            return None
         data = self._read(path)
-        if data is None or len(data) > self.settings.max_file_size or not may_build(data, wanted):
+        if data is None:
             return None
         key = None
         if self._cache is not None:
