@@ -27,17 +27,22 @@ from tapelint.analysis.summaries import FunctionSummary
 from tapelint.project.modules import ModuleName
 from tapelint.source import Literals, SyntaxProblem, relevant_source
 
-_TOP_LEVEL_DEF = re.compile(rb"^def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
+_TOP_LEVEL_DEF = re.compile(r"^def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
 
 
 def possible_builders(data: bytes) -> frozenset[str]:
     """The functions module text `data` may define as builders of Keras models worth a
-    summary: each `def name(` at the start of a line (a top-level function), in a text that
-    names Keras and a part with non-trainable state (what TAP203 and TAP402 ask a builder
-    about); none in any other. A superset, found without a parse."""
+    summary: each `def name(` at the start of a line (a top-level function), in code (not
+    strings or comments) that names Keras and a part with non-trainable state (what TAP203
+    and TAP402 ask a builder about); none in any other. A superset, found without a parse
+    (a library module that names `tf.keras.layers.Dropout` only in its docs has none)."""
     if b"keras" not in data or not may_show_state(data):
+        return frozenset()  # the words are not even in its prose
+    text = data.decode("latin-1")  # the words looked for are ASCII; any byte decodes
+    code = Literals(text).blanked(text)
+    if "keras" not in code or not may_show_state(code.encode("latin-1")):
         return frozenset()
-    return frozenset(match.decode() for match in _TOP_LEVEL_DEF.findall(data))
+    return frozenset(_TOP_LEVEL_DEF.findall(code))
 
 
 def built_by(text: str, module: ModuleName, name: str) -> FunctionSummary | None:
