@@ -20,7 +20,9 @@ class UnnecessaryPersistentTape(Rule):
     stored, passed to another function, used from a nested function). Nor where persistence
     costs nothing: a tape created in a `tf.function` or a Keras `train_step` override lives
     only while the function is traced (the graph it builds holds no tape; TAP103 leaves
-    these alone too), and a test's tape that records only toy values
+    these alone too); the inner tape of a second-order pair, whose one call runs while an
+    enclosing tape records (the outer tape keeps the same tensors alive for its own calls);
+    and a test's tape that records only toy values
     (`tf.constant([1., 2., 3., 4.])` in a unit test of a jacobian) holds a few bytes for one
     assertion. Guides and scripts over toy or random stand-in data are still reported: they
     are copied into training code that runs on real data.

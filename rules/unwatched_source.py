@@ -1,7 +1,7 @@
 from collections.abc import Iterator
 
 from tapelint.analysis import FileModel
-from tapelint.analysis.inspection import only_inspected
+from tapelint.analysis.inspection import never_read, only_inspected
 from tapelint.analysis.late_watch import sources_watched_too_late
 from tapelint.analysis.watching import unwatched_sources
 from tapelint.diagnostics import Severity
@@ -46,7 +46,9 @@ class UnwatchedSource(Rule):
 
     A source whose origin is not visible here (a parameter, an attribute, a helper's result,
     a value computed inside the block from other values) is never reported, nor is any
-    source of a tape passed to other code, which might watch it.
+    source of a tape passed to other code, which might watch it. Nor is a source whose
+    gradient nothing reads: the result is used only at other positions (`grads[1]`), or
+    unpacked into a name that is never used (`_, grad_w = tape.gradient(y, [c, w])`).
 
     In a notebook, a gradient that is only printed, displayed or asserted is not reported:
     the None is the cell's output, not a silent failure (guides print it on purpose).
@@ -102,6 +104,8 @@ class UnwatchedSource(Rule):
                     continue
                 if inspected:
                     continue  # printed, not used: the None is in plain sight
+                if unwatched.position is not None and never_read(model, call, unwatched.position):
+                    continue  # nothing reads that gradient
                 yield Finding(
                     unwatched.source,
                     f"`{source}` is a plain tensor that `{tape}` never watches, so "

@@ -155,7 +155,7 @@ def _notebook(data: bytes, wanted: list[Diagnostic]) -> tuple[bytes, int, Skippe
         skipped.extend(cell_skipped)
         if not cell_added:
             continue
-        if isinstance(cell_code(lines), SyntaxProblem):
+        if isinstance(cell_code(lines, cell.magics), SyntaxProblem):
             raise FixError(f"cell {number} would not run any more")
         sources[number] = "\n".join(lines) + ("\n" if cell.source.endswith("\n") else "")
         added += cell_added

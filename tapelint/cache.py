@@ -1,6 +1,6 @@
 """Results of unchanged files, kept between runs: a content-hash cache.
 
-Three kinds of entry, each the result of a pure function of what its key holds:
+Four kinds of entry, each the result of a pure function of what its key holds:
 - a file's analysis (`Linter.analyze_bytes` with its module's name and the library's
   index only): its diagnostics, its module's summary and the names outside it the check
   asked about. Keyed by the file's bytes, the path it is reported under, the rule codes
@@ -13,7 +13,11 @@ Three kinds of entry, each the result of a pure function of what its key holds:
   nothing else;
 - the import bindings of a module that is not analysed (`tapelint.project.imports`),
   keyed by its bytes and its module name; and, keyed by those and a function's name, what
-  that top-level function of such a module builds (`tapelint.project.builders`).
+  that top-level function of such a module builds (`tapelint.project.builders`);
+- a module's summary made with what the project binds the names it imports to (a module
+  that gets `tf` from the project: `Project._bound_summary`), keyed and checked like a
+  re-check, by `analysis_key` plus the digest of what the index says of the names its
+  first pass asked about, and stored with the names it asked and their digest.
 Every key also holds the whole configuration (`Settings`), so a future setting that
 changes a result cannot be forgotten here, and tapelint's version and a fingerprint
 (name, size, mtime) of its own source files, so an upgrade, or an edit to an editable
@@ -110,6 +114,9 @@ class ResultCache:
     def recheck_key(self, analysis_key: str, index_digest: str) -> str:
         return self._key("recheck", analysis_key, index_digest)
 
+    def bound_key(self, analysis_key: str, index_digest: str) -> str:
+        return self._key("bound", analysis_key, index_digest)
+
     def imports_key(self, data: bytes, module: str) -> str:
         return self._key("imports", module, data)
 
@@ -173,6 +180,23 @@ class ResultCache:
                 "digest": digest,
             },
         )
+
+    def get_bound(self, key: str) -> tuple[ModuleSummary, frozenset[str], str] | None:
+        """A module's summary made with the project's bindings, the names its analysis
+        asked about and the digest of what the index said of them; None for a miss."""
+        try:
+            entry = self._read(key)
+            summary, digest = _summary(entry["summary"]), entry["digest"]
+            if summary is None or not isinstance(digest, str):
+                raise TypeError("expected a summary and a string")
+            return summary, frozenset(_strings(entry["asked"])), digest
+        except _UNREADABLE:
+            return None
+
+    def put_bound(
+        self, key: str, summary: ModuleSummary, asked: frozenset[str], digest: str
+    ) -> None:
+        self._write(key, {"summary": summary.to_json(), "asked": sorted(asked), "digest": digest})
 
     def get_imports(self, key: str) -> tuple[bool, ModuleSummary | None]:
         """(found, the bindings: None for a module that does not parse; for a builder's

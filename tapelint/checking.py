@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tapelint.add_noqa import annotate
 from tapelint.cache import ResultCache
+from tapelint.cell_files import NotebookFiles
 from tapelint.config import DEFAULT_PER_FILE_IGNORES, TEST_CODE_IGNORES, Settings
 from tapelint.diagnostics import Diagnostic
 from tapelint.engine import FileAnalysis, Linter, ModuleContext, decode_source
@@ -33,6 +34,7 @@ from tapelint.fixer import (
     write_atomically,
 )
 from tapelint.globs import Globs, relative_posix
+from tapelint.lab_solutions import solution_bytes
 from tapelint.notebook import analyze_notebook, fix_notebook
 from tapelint.project.modules import ModuleName
 from tapelint.rule import Rule
@@ -86,6 +88,14 @@ class FileTask:
     display: str  # the path it is reported under
     linter: Linter
     module: ModuleName = field(default_factory=ModuleName)
+    # Text standing for other files (real path, bytes): an editor's unsaved buffers, read
+    # for the files a notebook's cells run or load.
+    buffers: tuple[tuple[str, bytes], ...] = field(default=(), repr=False)
+
+    def notebook_files(self) -> NotebookFiles:
+        """Where the files the notebook's cells run or load are read."""
+        real = self.source.real or str(self.source.path)
+        return NotebookFiles.beside(real, self.display, self.linter.max_file_size, self.buffers)
 
 
 @dataclass
@@ -107,7 +117,11 @@ def analysis_without_parsing(
         return Analysed(FileAnalysis([])), None
     if cache is None:
         return None, None
-    key = cache.analysis_key(data, task.display, task.linter.codes, task.module.key)
+    # A lab notebook's results also depend on its solution's (`lab_solutions`).
+    keyed = data
+    if task.source.kind is SourceKind.NOTEBOOK:
+        keyed = data + b"\0" + solution_bytes(task.display)
+    key = cache.analysis_key(keyed, task.display, task.linter.codes, task.module.key)
     found = cache.get_analysis(key)
     return (Analysed(found, key) if found is not None else None), key
 
@@ -135,7 +149,7 @@ def first_pass(task: FileTask, data: bytes, cache: ResultCache | None, key: str 
 
 def analyse_data(task: FileTask, data: bytes, context: ModuleContext) -> FileAnalysis:
     if task.source.kind is SourceKind.NOTEBOOK:
-        return analyze_notebook(task.linter, data, task.display, context)
+        return analyze_notebook(task.linter, data, task.display, context, task.notebook_files())
     return task.linter.analyze_bytes(data, task.display, context)
 
 
@@ -268,7 +282,14 @@ def fixed_source(
     Every re-lint uses `context`, the one the diagnostics came from."""
     linter, display = task.linter, task.display
     if task.source.kind is SourceKind.NOTEBOOK:
-        result = fix_notebook(linter, data, display, unsafe=options.unsafe_fixes, context=context)
+        result = fix_notebook(
+            linter,
+            data,
+            display,
+            unsafe=options.unsafe_fixes,
+            context=context,
+            files=task.notebook_files(),
+        )
         if not result.changes:
             return None
         changes = [(f"{display}:cell {cell}", old, new) for cell, old, new in result.changes]

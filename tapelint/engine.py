@@ -56,8 +56,13 @@ class FileAnalysis:
     # trigger, undecodable or unparsable).
     summary: ModuleSummary | None = None
     # The qualified names outside the module the check looked up in the index: the result
-    # depends on what the index says of them, and of nothing else outside the file.
+    # depends on what the index says of them, and of nothing else outside the file but
+    # `files`.
     asked: frozenset[str] = frozenset()
+    # The other files whose text the result depends on (real paths): the files a notebook's
+    # cells run or load (tapelint.cell_files). Notebooks are not cached; a server checks a
+    # notebook again when one of them changes.
+    files: frozenset[str] = frozenset()
 
 
 class Linter:
@@ -132,9 +137,10 @@ class Linter:
     ) -> FileAnalysis:
         """The diagnostics of one source text, the summary of its module (for the project
         index), and the names outside it the check looked up in `context`'s index.
-        `origin` maps a position in `text` to (cell, position within the cell) for a
+        `origin` maps a position in `text` to (cell, position within the cell, path) for a
         notebook's program: the summary's sites (and so related locations and the messages that
-        name them) are then placed in cells; diagnostics stay in program lines."""
+        name them) are then placed in cells, or in the files cells run; diagnostics stay in
+        program lines."""
         text = with_newline_line_ends(text)
         if not self.codes or not self._trigger_test.in_text(text):
             return FileAnalysis([])
@@ -189,6 +195,10 @@ class Linter:
             line = sparse.original_line(error.raw_line)
             problem = SyntaxProblem(line, error.raw_column + 1, error.message)
             return FileAnalysis(self._syntax_error(path, problem))
+        project = context.index or ProjectIndex()
+        # What the names it imports from the project are, asked before its own summary
+        # exists (it holds no binding of the names it imports from other modules).
+        bindings = self._own_view(project, ModuleSummary(context.name), context)
         model = build_model(
             module,
             source_text=text,
@@ -196,17 +206,14 @@ class Linter:
             is_test_file=is_test_path(path),
             module_name=context.name,
             is_package=context.is_package,
+            through_project=bindings.tensorflow_binding,
         )
         model.path = path
         if sparse.tree is not None:
             model.set_text_tree(sparse.tree)
         locate = _Locator(model, sparse, lines)
         summary = summarize(model, path, _placer(locate, origin))
-        model.index = (context.index or ProjectIndex()).with_module(summary)
-        if context.is_package:
-            # A package's own names may be its submodules' (`pkg.utils.f` asked in
-            # `pkg/__init__.py`): record every name it asks, its own ones included.
-            model.index.own_module = None
+        model.index = self._own_view(project, summary, context)
         findings = [
             (type(rule), f)
             for rule in self.rules
@@ -214,7 +221,20 @@ class Linter:
             if rule.code not in self.quiet_in_tests or not in_test_definition(model, f.node)
         ]
         diagnostics = self._locate(locate, path, findings)
-        return FileAnalysis(diagnostics, summary, frozenset(model.index.asked))
+        asked = frozenset(model.index.asked | bindings.asked)
+        return FileAnalysis(diagnostics, summary, asked)
+
+    @staticmethod
+    def _own_view(
+        project: ProjectIndex, summary: ModuleSummary, context: ModuleContext
+    ) -> ProjectIndex:
+        """The index a check of the module with summary `summary` asks."""
+        view = project.with_module(summary)
+        if context.is_package:
+            # A package's own names may be its submodules' (`pkg.utils.f` asked in
+            # `pkg/__init__.py`): record every name it asks, its own ones included.
+            view.own_module = None
+        return view
 
     def unreadable(self, path: str, reason: str) -> list[Diagnostic]:
         return self._tool_diagnostic("TAP002", path, 1, 1, reason)
@@ -388,21 +408,24 @@ class _Locator:
 
 _NEWLINE = re.compile(r"\r\n?|\n")
 
-# A notebook program's (line, column) -> (cell, position within the cell).
-LineOrigin = Callable[[int, int], tuple[int, Position]]
+# A notebook program's (line, column) -> (cell, position within the cell, path): the path
+# is None for a line of the notebook; for a line of a file a cell runs (`%run`), it is that
+# file as reported, the cell None and the position the file's.
+LineOrigin = Callable[[int, int], tuple[int | None, Position, str | None]]
 
 
 def _placer(
     locate: _Locator, origin: LineOrigin | None
-) -> Callable[[cst.CSTNode], tuple[int, int, int | None]]:
-    """Where a summary's site is: a line of the file, or a cell and a line in it."""
-    if origin is None:
-        return locate.place
+) -> Callable[[cst.CSTNode], tuple[int, int, int | None, str | None]]:
+    """Where a summary's site is: a line of the file, a cell and a line in it, or a line of
+    a file a notebook's cell runs."""
 
-    def place(node: cst.CSTNode) -> tuple[int, int, int | None]:
+    def place(node: cst.CSTNode) -> tuple[int, int, int | None, str | None]:
         line, column, _ = locate.place(node)
-        cell, where = origin(line, column)
-        return where.line, where.column, cell
+        if origin is None:
+            return line, column, None, None
+        cell, where, path = origin(line, column)
+        return where.line, where.column, cell, path
 
     return place
 

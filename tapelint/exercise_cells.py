@@ -12,9 +12,10 @@ A cell that does not parse is an exercise blank when
   `code goes here`, `start code here`, `fill in`, `complete the code`), or
 - it holds a placeholder in angle brackets where code goes (`x = <YOUR CODE>`, a line that is
   only `<create the variables here>`): no Python expression starts with `<`, or
-- `TODO` is on the line the parser stopped at or on the last non-blank line before it (a
-  function whose body is only `# TODO`, `[TODO Dense layer]`, `#TODO: Resize` under
-  `resized =`).
+- `TODO` is on the line the parser stopped at, on the last non-blank line before it, or in
+  the comment lines directly above it (a function whose body is only `# TODO`,
+  `[TODO Dense layer]`, `#TODO: Resize` under `resized =`, `# TODO 2: Create two new
+  features` over a comment or two and `londiff = `).
 
 Only cells that do not parse are looked at: a cell that parses is checked whatever its
 comments say. The cell is left out, like a cell in another language; the rest of the
@@ -52,5 +53,16 @@ def is_exercise_blank(lines: Sequence[str], problem: SyntaxProblem) -> bool:
         return True
     stopped = problem.line - 1
     before = [line for line in lines[: max(stopped, 0)] if line.strip()]
-    near = [*lines[stopped : stopped + 1], *before[-1:]]
+    near = [*lines[stopped : stopped + 1], *before[-1:], *_comments_above(before)]
     return any(_TODO.search(line) for line in near)
+
+
+def _comments_above(before: Sequence[str]) -> list[str]:
+    """The comment lines directly above the line the parser stopped at (blank lines
+    between them aside): the instructions written over an exercise blank."""
+    run: list[str] = []
+    for line in reversed(before):
+        if not line.lstrip().startswith("#"):
+            break
+        run.append(line)
+    return run

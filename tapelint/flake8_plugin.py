@@ -23,7 +23,7 @@ from functools import cache
 from pathlib import Path
 
 import tapelint
-from tapelint.config import Settings
+from tapelint.config import TEST_CODE_IGNORES, Settings
 from tapelint.engine import Linter
 from tapelint.project.modules import MAIN, ModuleName
 from tapelint.project.workspace import Project
@@ -36,7 +36,10 @@ _STDIN_NAMES = ("stdin", "-")
 
 @cache
 def _linter() -> Linter:
-    return Linter([rule for rule in all_rules() if not rule.preview and not rule.engine_reported])
+    """The default rules, quiet in tests kept in other files as `tapelint check` is by
+    default (flake8's per-file-ignores match files, not a `TestWaveAct()` in a module)."""
+    rules = [rule for rule in all_rules() if not rule.preview and not rule.engine_reported]
+    return Linter(rules, quiet_in_tests=frozenset(TEST_CODE_IGNORES))
 
 
 @cache

@@ -19,8 +19,9 @@ indentation removed from its start, so a position maps back with a per-line colu
    Colab form annotations such as `#@title Setup`, which Colab runs with the magic):
    `%%time`, `%%timeit`,
    `%%capture` and `%%prun` run their body as a cell of its own (transformed again from step
-   1); any other cell magic's body is not Python (`%%bash`, `%%writefile`, ...) and the cell
-   is left out.
+   1), and so do the cell magics a notebook registers itself to run their cell as Python
+   (the caller names them: see tapelint.cell_magics); any other cell magic's body is not
+   Python (`%%bash`, `%%writefile`, ...) and the cell is left out.
 4. IPython lines, found per logical line (outside strings, brackets and backslash
    continuations, as IPython finds them in tokens, so a `%` continuing an expression or
    inside a docstring stays Python), become `pass` at their indentation:
@@ -106,14 +107,17 @@ class CellCode:
         return column
 
 
-def cell_code(lines: Sequence[str]) -> CellCode | SyntaxProblem:
-    """What IPython runs for a cell of these lines (no line ends), or why it cannot run it."""
+def cell_code(
+    lines: Sequence[str], python_magics: frozenset[str] = PYTHON_CELL_MAGICS
+) -> CellCode | SyntaxProblem:
+    """What IPython runs for a cell of these lines (no line ends), or why it cannot run it.
+    `python_magics`: the cell magics whose body runs as Python."""
     lines = list(lines)
     if _parses("\n".join(lines)):
         return CellCode(tuple(lines), ("",) * len(lines), frozenset())
     problem: SyntaxProblem | None = None
     for dedent in (_common_indent, _first_line_indent):
-        code = _transformed(lines, dedent)
+        code = _transformed(lines, dedent, python_magics)
         found = _problem(code)
         if found is None:
             return code
@@ -161,7 +165,9 @@ def _first_line_indent(lines: list[str], first: int) -> str:
     return _indentation(lines[first])
 
 
-def _transformed(lines: list[str], dedent: Callable[[list[str], int], str]) -> CellCode:
+def _transformed(
+    lines: list[str], dedent: Callable[[list[str], int], str], python_magics: frozenset[str]
+) -> CellCode:
     first = next((i for i, line in enumerate(lines) if line and not line.isspace()), None)
     if first is None:
         return CellCode(tuple(lines), ("",) * len(lines), frozenset())
@@ -172,7 +178,7 @@ def _transformed(lines: list[str], dedent: Callable[[list[str], int], str]) -> C
     magic = _after_form_lines(body, first)
     head = body[magic]
     if head.startswith("%%") and not re.match(r"%%\w+\?", head):
-        return _cell_magic(body, removed, magic, prefix, dedent)
+        return _cell_magic(body, removed, magic, prefix, dedent, python_magics)
     neutral, special = _neutralised(body)
     if len(body) == first + 1 and first not in special and _is_automagic(body[first]):
         neutral[first] = NEUTRAL
@@ -198,11 +204,12 @@ def _cell_magic(
     first: int,
     prefix: str,
     dedent: Callable[[list[str], int], str],
+    python_magics: frozenset[str],
 ) -> CellCode:
     name = body[first][2:].partition(" ")[0]
-    if name not in PYTHON_CELL_MAGICS:
+    if name not in python_magics:
         return CellCode(("",) * len(body), tuple(removed), frozenset(), prefix, python=False)
-    inner = _transformed(body[first + 1 :], dedent)
+    inner = _transformed(body[first + 1 :], dedent, python_magics)
     start = first + 1
     return CellCode(
         (*body[:first], NEUTRAL, *inner.lines),

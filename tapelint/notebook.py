@@ -22,9 +22,13 @@ How a notebook is read (decisions, in the order a user meets them):
   indentation removed, line magics, shell escapes and help (`%timeit f()`, `!pip install x`,
   `files = !ls`, `model.fit?`) read as `pass` at their indentation, a cell magic whose body
   is not Python (`%%bash`, `%%writefile`, ...) leaving its cell out, and `%%time`,
-  `%%timeit`, `%%capture`, `%%prun` keeping their body. No line moves: a line of the program
-  is a line of its cell, at most shifted left by the indentation IPython removes, and
-  positions are shifted back. A cell that is already valid Python is read as it is.
+  `%%timeit`, `%%capture`, `%%prun` keeping their body, and so a cell magic that an earlier
+  cell registers to run its cell as Python (tapelint.cell_magics). No line moves: a line of
+  the program is a line of its cell, at most shifted left by the indentation IPython
+  removes, and positions are shifted back. A cell that is already valid Python is read as it is.
+- A cell that `%run`s or `%load`s a project file has that file's code where the line is,
+  its findings reported on the file only (see tapelint.cell_files and
+  tapelint.program_files); fixes never edit it.
 - A cell written in another language is left out like a cell magic that is not Python:
   its metadata says so (VS Code's `vscode.languageId`), or it does not parse and is
   recognisably R (`x <- ...`, `library(...)`; a Colab notebook that switches runtimes for a
@@ -57,17 +61,22 @@ import dataclasses
 import difflib
 import functools
 import json
+import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from tapelint.cell_files import FileUse, NotebookFiles, file_uses, mentions_files
 from tapelint.cell_language import is_declared_foreign, looks_like_r
+from tapelint.cell_magics import registered
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position
 from tapelint.engine import FileAnalysis, Linter, ModuleContext
 from tapelint.exercise_cells import is_exercise_blank
 from tapelint.fixer import FixError, fix_source
-from tapelint.ipython_input import CellCode, cell_code
+from tapelint.ipython_input import PYTHON_CELL_MAGICS, CellCode, cell_code
+from tapelint.lab_solutions import cell_key, solution_cells
+from tapelint.program_files import Included, analyzed, read_included
 from tapelint.source import SyntaxProblem
 
 # The line that ends each cell in the program.
@@ -85,6 +94,10 @@ class CodeCell:
     originals: tuple[str, ...]  # the cell's own lines
     code: CellCode  # what the program has for it, line for line
     editable: bool  # False for a cell left out (not Python, or not parsing)
+    # The cell magics whose body runs as Python when this cell runs (IPython's, and those
+    # earlier cells registered: tapelint.cell_magics).
+    magics: frozenset[str] = PYTHON_CELL_MAGICS
+    uses: tuple[FileUse, ...] = ()  # its `%run` and `%load` lines (tapelint.cell_files)
 
     @property
     def lines(self) -> tuple[str, ...]:
@@ -158,6 +171,7 @@ def read_notebook(data: bytes) -> NotebookProgram | None:
     origins: list[tuple[int, int]] = []
     code_cells: list[CodeCell] = []
     problems: list[tuple[int, SyntaxProblem]] = []
+    magics = PYTHON_CELL_MAGICS
     for number, cell in enumerate(cells, start=1):
         if cell.get("cell_type") != "code":
             continue
@@ -166,13 +180,18 @@ def read_notebook(data: bytes) -> NotebookProgram | None:
         code = (
             _left_out(originals)
             if is_declared_foreign(cell.get("metadata"))
-            else cell_code(originals)
+            else cell_code(originals, magics)
         )
         if isinstance(code, SyntaxProblem):
             if not (python2 or looks_like_r(originals) or is_exercise_blank(originals, code)):
                 problems.append((number, code))
             code = _imports_of(originals) if python2 else _left_out(originals)
-        code_cells.append(CodeCell(number, source, tuple(originals), code, code.python))
+        uses = file_uses(originals, code)
+        code_cells.append(
+            CodeCell(number, source, tuple(originals), code, code.python, magics, uses)
+        )
+        if code.python:
+            magics = registered("\n".join(code.lines), magics)
         lines.extend([*code.lines, _CELL_END])
         origins.extend((number, line) for line in range(1, len(code.lines) + 2))
     text = "".join(f"{line}\n" for line in lines)
@@ -185,19 +204,29 @@ def _left_out(originals: list[str]) -> CellCode:
 
 
 def check_notebook(
-    linter: Linter, data: bytes, path: str, context: ModuleContext | None = None
+    linter: Linter,
+    data: bytes,
+    path: str,
+    context: ModuleContext | None = None,
+    files: NotebookFiles | None = None,
 ) -> list[Diagnostic]:
     """Diagnostics of one notebook, located by cell and line within the cell."""
-    return analyze_notebook(linter, data, path, context).diagnostics
+    return analyze_notebook(linter, data, path, context, files).diagnostics
 
 
 def analyze_notebook(
-    linter: Linter, data: bytes, path: str, context: ModuleContext | None = None
+    linter: Linter,
+    data: bytes,
+    path: str,
+    context: ModuleContext | None = None,
+    files: NotebookFiles | None = None,
 ) -> FileAnalysis:
     """`Linter.analyze_text` of a notebook's program: its diagnostics located by cell and
     line within the cell, and its summary's sites too (so related locations and the
-    messages that name them point into cells)."""
-    if not linter.codes or not any(t.encode() in data for t in linter.triggers):
+    messages that name them point into cells). `files`: where the files its cells run or
+    load are read (None: beside `path`, from disk)."""
+    triggered = any(t.encode() in data for t in linter.triggers)
+    if not linter.codes or not (triggered or mentions_files(data)):
         return FileAnalysis([])
     try:
         program = read_notebook(data)
@@ -210,12 +239,41 @@ def analyze_notebook(
         for cell, problem in program.problems
         for d in linter.unparsable(path, problem)
     ]
-    found = linter.analyze_text(
-        program.text, path, is_notebook=True, context=context, origin=program.position
+    found = analyzed(
+        linter,
+        program.text,
+        path,
+        _included(program, linter, path, files),
+        _CELL_END,
+        context=context,
+        position=program.position,
     )
     diagnostics.extend(_located(found.diagnostics, program))
-    found.diagnostics = sorted(diagnostics, key=lambda d: d.sort_key)
+    copies = _solution_copies(program, path)
+    found.diagnostics = sorted(
+        (d for d in diagnostics if d.cell not in copies), key=lambda d: d.sort_key
+    )
     return found
+
+
+def _solution_copies(program: NotebookProgram, path: str) -> frozenset[int]:
+    """The cells of a lab notebook that are its solution's cells (see `lab_solutions`)."""
+    solved = solution_cells(path)
+    if not solved:
+        return frozenset()
+    return frozenset(cell.number for cell in program.cells if cell_key(cell.source) in solved)
+
+
+def _included(
+    program: NotebookProgram, linter: Linter, path: str, files: NotebookFiles | None
+) -> Included:
+    """The files the notebook's cells run or load, read."""
+    if not any(cell.uses for cell in program.cells):
+        return Included()
+    if files is None:
+        files = NotebookFiles.beside(os.path.abspath(path), path, linter.max_file_size)
+    cells = [(cell.lines, cell.uses) for cell in program.cells]
+    return read_included(cells, files, program.text)
 
 
 def fix_notebook(
@@ -225,6 +283,7 @@ def fix_notebook(
     *,
     unsafe: bool,
     context: ModuleContext | None = None,
+    files: NotebookFiles | None = None,
 ) -> FixedNotebook:
     """The notebook with its fixes applied. Raises FixError when they cannot be."""
     try:
@@ -237,14 +296,18 @@ def fix_notebook(
     if program.text.count(f"{_CELL_END}\n") != len(program.cells):
         raise FixError(f"a cell contains tapelint's own cell-end line `{_CELL_END}`")
 
+    included = _included(program, linter, path, files)
+    copies = _solution_copies(program, path)
+
     def lint(text: str) -> list[Diagnostic]:
-        return linter.check_text(text, path, is_notebook=True, context=context)
+        found = analyzed(linter, text, path, included, _CELL_END, context=context).diagnostics
+        return [d for d in found if program.origin(d.start.line)[0] not in copies]
 
     result = fix_source(program.text, lint, unsafe=unsafe)
     changes = _changed_cells(program, result.text)
     _replace_sources(program.document, {number: after for number, _, after in changes})
     fixed_data = dump(program.document) if changes else data
-    remaining = check_notebook(linter, fixed_data, path, context)
+    remaining = check_notebook(linter, fixed_data, path, context, files)
     if not changes:
         return FixedNotebook(fixed_data, 0, remaining, changes)
     return FixedNotebook(fixed_data, result.fixed, remaining, changes, result.fixed_codes)
@@ -330,7 +393,7 @@ def _changed_cells(program: NotebookProgram, fixed_text: str) -> list[tuple[int,
         if not cell.editable:
             raise FixError(f"a fix would change cell {cell.number}, which is not Python")
         restored = _restore(lines, cell)
-        reread = cell_code(restored)
+        reread = cell_code(restored, cell.magics)
         if isinstance(reread, SyntaxProblem) or list(reread.lines) != lines:
             raise FixError(f"the fixes cannot be written back into cell {cell.number} exactly")
         after = "\n".join(restored)

@@ -368,7 +368,8 @@ def _second_passes(
     for index, (diagnostics, _) in final.items():
         reports[index] = Report(diagnostics=diagnostics)
     progress.more(len(to_fix))
-    _fix(to_fix, tasks, project, options, reports, progress)
+    fixing = _with_files_as_checked(tasks, first, [index for index, _, _ in to_fix])
+    _fix(to_fix, fixing, project, options, reports, progress)
     stats.second_seconds = time.perf_counter() - started - stats.index_seconds
     return [report if report is not None else Report() for report in reports]
 
@@ -485,6 +486,27 @@ def _recheck(
         rechecks = again
 
 
+def _with_files_as_checked(
+    tasks: list[FileTask], first: list[Analysed], indexes: list[int]
+) -> list[FileTask]:
+    """The tasks, the notebooks among `indexes` given the text the files their cells run had
+    when they were checked (`FileAnalysis.files`): other files are fixed at the same time,
+    and a notebook's fixes must rest on what its findings rested on, whatever the order."""
+    tasks = list(tasks)
+    for index in indexes:
+        files = first[index].analysis.files
+        if tasks[index].source.kind is not SourceKind.NOTEBOOK or not files:
+            continue
+        buffers = []
+        for path in sorted(files):
+            try:
+                buffers.append((path, read_source(Path(path))))
+            except OSError:
+                continue
+        tasks[index] = dataclasses.replace(tasks[index], buffers=tuple(buffers))
+    return tasks
+
+
 def _fix(
     to_fix: list[tuple[int, list[Diagnostic], View | None]],
     tasks: list[FileTask],
@@ -575,6 +597,7 @@ def run_stdin(
         display_path(path, cwd) if path is not None else "-",
         Linters(settings).for_file(path or Path("-")),
         module,
+        project.buffers() if notebook else (),
     )
     checked = _check_stdin(task, data, project)
     if isinstance(checked, str):
@@ -625,6 +648,7 @@ def check_in_project(
     way a run checks each file: `analyse` runs the check in a context. The diagnostics
     and the context they came from (to fix in)."""
     analysis = analyse(project.context(module, None))
+    project.read_by(path, analysis.files)
     view = project.recheck_view(path, module, analysis)
     diagnostics, context = analysis.diagnostics, project.context(module, None)
     for _ in range(MAX_RECHECKS):
@@ -633,6 +657,7 @@ def check_in_project(
         context = project.context(module, view)
         again = analyse(context)
         diagnostics = again.diagnostics
+        project.read_by(path, again.files)
         if again.asked <= view.names:
             break
         view = project.view(path, module, analysis.summary, view.names | again.asked)

@@ -31,6 +31,10 @@ def _problem(lines: list[str]) -> SyntaxProblem:
         "loss, _ = run([loss, step], <YOUR CODE: feed values to placeholders>)",
         "def vectorize(s):\n  # TODO\n\nvectors = vectorize(songs)",
         "model = Sequential([\n    Flatten(),\n    [TODO Dense layer to output probabilities]\n])",
+        "def euclidean(p):\n    # TODO 2: Create londiff\n    # the difference of lon\n    londiff = \n"
+        "    return londiff",
+        "path = 'export'\n\n# TODO 5: Export the model\n# Specify the path\n# Tip: see the guide\n"
+        "tf. # <--- complete",
     ],
 )
 def test_blanks_left_for_the_student(cell):
@@ -43,6 +47,7 @@ def test_blanks_left_for_the_student(cell):
     [
         "def report(history)\n    print(history)",
         "# TODO: tidy this up\nx = 1\ny = 2\nz = 3\ndef f(a)\n    return a",
+        "# TODO: tidy this up\nx = 1\n# compute the report\ndef f(a)\n    return a",
         "print 'hello'",
         "todo_list = [1, 2\nprint(todo_list)",
         "raise ValueError, 'something is wrong'",

@@ -17,6 +17,7 @@ from tapelint.diagnostics import Applicability, Edit, Fix, Position
 from tapelint.engine import Linter
 from tapelint.fixer import apply_fixes
 from tapelint.ipython_input import NEUTRAL
+from tapelint.lab_solutions import cell_key
 from tapelint.notebook import NotebookError, check_notebook, read_notebook
 from tapelint.registry import all_rules
 from tests.cli_helpers import run_cli
@@ -398,3 +399,44 @@ def test_reported_edits_in_an_indented_cell_are_what_fix_writes(project: Path) -
     written = "".join(json.loads((project / "nb.ipynb").read_text())["cells"][1]["source"])
     assert written == f"{cells[1]}\n  del tape"
     assert applied == f"{written}\n"  # --fix keeps the cell without a final line end
+
+
+def test_a_lab_cell_copied_from_its_solution_is_reported_on_the_solution_only(tmp_path):
+    """`lab_solutions`: the lab's copy of a solution cell (comments aside) is left out; a
+    cell of the lab's own is reported; without the solution on disk the lab reports all."""
+
+    step = (
+        "with tf.GradientTape() as tape:\n"
+        "    loss = tf.reduce_sum(model(x))\n"
+        "grads = tape.gradient(loss, model.trainable_variables)\n"
+        "optimizer.apply_gradients(zip(grads, model.trainable_variables))\n"
+    )
+    assert cell_key("# TODO: read this\n" + step + "\n\n") == cell_key(step)
+    assert cell_key(step.replace("reduce_sum", "reduce_mean")) != cell_key(step)
+
+    def notebook(*sources: str) -> str:
+        cells = [
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "execution_count": None,
+                "outputs": [],
+                "source": source,
+            }
+            for source in sources
+        ]
+        return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+    setup = "import tensorflow as tf\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+    setup += "optimizer = tf.keras.optimizers.Adam()\nx = tf.ones((2, 2))\n"
+    own = step.replace("reduce_sum", "reduce_mean")
+    (tmp_path / "labs").mkdir()
+    lab = tmp_path / "labs" / "train.ipynb"
+    lab.write_text(notebook(setup, "# TODO: run the step\n" + step, own))
+    linter = Linter([rule for rule in all_rules() if rule.code == "TAP401"])
+    alone = check_notebook(linter, lab.read_bytes(), str(lab))
+    assert sorted(d.cell for d in alone) == [2, 3]
+    (tmp_path / "solutions").mkdir()
+    (tmp_path / "solutions" / "train.ipynb").write_text(notebook(setup, step))
+    beside = check_notebook(linter, lab.read_bytes(), str(lab))
+    assert [d.cell for d in beside] == [3]

@@ -235,7 +235,15 @@ def test_renaming_knows_every_field_of_a_summary():
         )
     }
     assert fields == {
-        "ModuleSummary": {"module", "functions", "aliases", "star_imports", "bases"},
+        "ModuleSummary": {
+            "module",
+            "functions",
+            "aliases",
+            "star_imports",
+            "bases",
+            "alternatives",
+            "exports",  # names of the module itself: nothing to rename
+        },
         "FunctionSummary": {"params", "returns", "applies", "forwards", "spends", "builds"},
         "Flow": {"raw", "params", "calls", "opaque"},
         "CallResult": {"target", "part", "args"},

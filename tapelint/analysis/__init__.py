@@ -8,7 +8,11 @@ Building the model:
 - `model`: the model's data (`FileModel`, `Def`, `Use`, `TapeInstance`, `TapeCall`,
   `CallSite`, `Tri`) and its indexes (calls on a tape, calls a statement makes).
 - `state`: the bindings carried along one path while the model is built.
-- `names`: import aliases; the canonical qualified name of an expression.
+- `names`: import aliases; the canonical qualified name of an expression (a name imported
+  from the project's modules is the TensorFlow or Keras name they bind it to, if any).
+- `module_bindings`: what a module's top-level statements bind, for other modules that
+  import from it (aliases, star imports, `try`/`except ImportError` alternatives,
+  `__all__`).
 - `expressions`: small syntactic questions (names an expression reads, arguments, blocks,
   is a node inside another).
 

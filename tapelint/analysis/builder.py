@@ -45,6 +45,7 @@ from tapelint.analysis.model import (
 )
 from tapelint.analysis.names import (
     ImportTable,
+    ProjectBinding,
     dotted_name,
     is_gradient_tape,
     is_tf_function,
@@ -63,13 +64,19 @@ def _literal_bool(expr: cst.BaseExpression) -> Tri:
 
 class ModelBuilder:
     def __init__(
-        self, module: cst.Module, *, source_text: str, is_notebook: bool, is_test_file: bool
+        self,
+        module: cst.Module,
+        *,
+        source_text: str,
+        is_notebook: bool,
+        is_test_file: bool,
+        imports: ImportTable | None = None,
     ) -> None:
         self.module = module
         self.source_text = source_text
         self.is_notebook = is_notebook
         self.is_test_file = is_test_file
-        self.imports = ImportTable()
+        self.imports = imports if imports is not None else ImportTable()
         self.scopes: list[Scope] = []
         self.tapes: list[TapeInstance] = []
         self.tape_calls: dict[cst.Call, TapeCall] = {}
@@ -824,13 +831,20 @@ def build_model(
     is_test_file: bool = False,
     module_name: str = "__main__",
     is_package: bool = False,
+    through_project: ProjectBinding | None = None,
 ) -> FileModel:
     """The tape model of `module`; `source_text` is the whole file when `module` was parsed
     from a slice of it (defaults to the module's own code); `is_test_file` when its path
-    says it is part of a test suite (see `test_code`)."""
+    says it is part of a test suite (see `test_code`); `through_project` says what the
+    project's modules bind the names this one imports from them to (see `names`)."""
     text = source_text if source_text is not None else module.code
+    imports = ImportTable(through_project, module=module_name, is_package=is_package)
     model = ModelBuilder(
-        module, source_text=text, is_notebook=is_notebook, is_test_file=is_test_file
+        module,
+        source_text=text,
+        is_notebook=is_notebook,
+        is_test_file=is_test_file,
+        imports=imports,
     ).build()
     model.module_name = module_name
     model.is_package = is_package

@@ -37,6 +37,7 @@ from tapelint.analysis.gradients import (
 )
 from tapelint.analysis.keras_builders import Builders
 from tapelint.analysis.model import ApplyCall, CallSite, DefKind, FileModel, Scope, TapeCall
+from tapelint.analysis.module_bindings import module_bindings
 from tapelint.analysis.names import absolute
 from tapelint.analysis.optimizers import gradient_applies
 from tapelint.analysis.spending import spent_parameters
@@ -52,8 +53,10 @@ from tapelint.analysis.summaries import (
     Spent,
 )
 
-# Where a node of the module is in the file as reported: (line, column, cell).
-Locate = Callable[[cst.CSTNode], tuple[int, int, int | None]]
+# Where a node of the module is as reported: (line, column, cell, path). The path is None
+# for the module's own file; a notebook's program also holds the code of files its cells run
+# (tapelint.program_files), whose nodes are placed in those files.
+Locate = Callable[[cst.CSTNode], tuple[int, int, int | None, str | None]]
 
 
 def summarize(model: FileModel, path: str, locate: Locate) -> ModuleSummary:
@@ -73,14 +76,23 @@ def summarize(model: FileModel, path: str, locate: Locate) -> ModuleSummary:
         summary = builder.function(scope, applies[name], kept[name])
         if summary.has_facts:
             functions[name] = summary
+    aliases = {name: _absolute(model, target) for name, target in model.imports.aliases().items()}
+    # What it binds the names it imports to (nothing imports a notebook; a module with
+    # nothing to parse binds nothing the analysis saw).
+    tree = model.text_tree() if model.module.body and not model.is_notebook else None
+    bindings = (
+        module_bindings(tree, model.module_name, is_package=model.is_package, imported=aliases)
+        if tree is not None
+        else None
+    )
     return ModuleSummary(
         module=model.module_name,
         functions=functions,
-        aliases={
-            name: _absolute(model, target) for name, target in model.imports.aliases().items()
-        },
+        aliases=aliases,
         star_imports=tuple(_absolute(model, m) for m in model.imports.star_modules),
         bases=_bases(model),
+        alternatives=bindings.alternatives if bindings is not None else {},
+        exports=bindings.exports if bindings is not None else None,
     )
 
 
@@ -279,10 +291,10 @@ class _Summarizer:
         return self._site(call, f"`{_spelled(self.model, call)}`", function)
 
     def _site(self, node: cst.CSTNode, label: str, function: cst.FunctionDef | None) -> Site:
-        line, column, cell = self.locate(node)
+        line, column, cell, path = self.locate(node)
         if function is not None:
             label = f"{label} in `{function.name.value}`"
-        return Site(self.path, line, column, label, cell)
+        return Site(path or self.path, line, column, label, cell)
 
 
 def _names_a_parameter(value: cst.BaseExpression, params: set[str]) -> bool:

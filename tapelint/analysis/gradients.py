@@ -556,9 +556,15 @@ def applied_pairing(model: FileModel, apply: ApplyCall) -> Pairing | None:
 
 
 def applies_one_variable(model: FileModel, apply: ApplyCall) -> bool:
-    """`opt.apply_gradients(zip([grad], [weights]))`: one variable, written out in the apply.
-    A None there makes the Keras optimizer raise, as with one source in the gradient call
+    """`opt.apply_gradients(zip([grad], [weights]))` or `opt.apply_gradients([(grad,
+    weights)])`: one variable, written out in the apply. A None there makes the Keras
+    optimizer raise, as with one source in the gradient call
     (`differentiability.no_gradient_lost_silently`)."""
+    pairs = argument_value(apply.node, 0, "grads_and_vars")
+    if isinstance(pairs, (cst.List, cst.Tuple)) and len(pairs.elements) == 1:
+        (only,) = pairs.elements
+        if isinstance(only.value, cst.Tuple) and len(only.value.elements) == 2:
+            return not isinstance(only, cst.StarredElement)
     pairing = applied_pairing(model, apply)
     variables = pairing.variables if pairing is not None else None
     return isinstance(variables, (cst.List, cst.Tuple)) and len(variables.elements) == 1

@@ -8,6 +8,10 @@ guides teach the failure on purpose (the autodiff guide prints the None gradient
 it never watched, or of a NumPy step). Such a cell is an inspection, not a training step, so
 a None there breaks nothing.
 
+In any file, the gradient of a source that the code never reads (`grads = tape.gradient(y,
+[c, w])` followed only by `grads[1]`; `_, g_w = tape.gradient(y, [c, w])`) can be None
+without anything going wrong: nothing uses it.
+
 In any file, a gradient that the code asserts to be None (`self.assertIsNone(grad)`,
 `assert grads[1] is None`, `assert grads[1:] == [None]`) is in plain sight too: the test
 checks the None on purpose.
@@ -135,6 +139,57 @@ def _descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
 def _mentioned_outside_the_parsed_code(model: FileModel, name: str) -> bool:
     word = re.compile(rf"\b{re.escape(name)}\b")
     return len(word.findall(model.source_text)) != len(word.findall(model.module.code))
+
+
+def never_read(model: FileModel, call: TapeCall, index: int) -> bool:
+    """Whether the gradient for the `index`-th of a literal list of sources is never read:
+    the call's result is bound to one name, used only by constant subscripts of other
+    positions, or unpacked with that position's name never used (see above)."""
+    line = call.stmt
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return False
+    small = line.body[0]
+    if not (isinstance(small, cst.Assign) and small.value is call.node and len(small.targets) == 1):
+        return False
+    target = small.targets[0].target
+    bound = [d for d in model.defs_by_stmt.get(line, []) if d.value is call.node]
+    if isinstance(target, cst.Name) and len(bound) == 1:
+        uses = _uses_in_scope(model, bound[0])
+        return uses is not None and all(_other_position(u, index) for u in uses)
+    if isinstance(target, cst.Tuple | cst.List):
+        elements = target.elements
+        if index >= len(elements) or any(isinstance(e, cst.StarredElement) for e in elements):
+            return False
+        unpacked = elements[index].value
+        if not isinstance(unpacked, cst.Name):
+            return False
+        named = [d for d in bound if d.target is unpacked]
+        return len(named) == 1 and _uses_in_scope(model, named[0]) == []
+    return False
+
+
+def _uses_in_scope(model: FileModel, d: Def) -> list[Use] | None:
+    """Every use of `d`, or None when one may be out of sight (another scope, or code of the
+    module that was left unparsed)."""
+    uses = [u for u in model.uses_by_node.values() if d in u.defs]
+    if any(u.scope is not d.scope for u in uses):
+        return None
+    if d.scope.is_module and _mentioned_outside_the_parsed_code(model, d.name):
+        return None
+    return uses
+
+
+def _other_position(use: Use, index: int) -> bool:
+    """Whether `use` is `name[k]` with a constant `k` other than `index` (non-negative)."""
+    if use.stmt is None:
+        return False
+    for node in descendants(use.stmt):
+        if isinstance(node, cst.Subscript) and node.value is use.node:
+            if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+                return False
+            key = node.slice[0].slice.value
+            return isinstance(key, cst.Integer) and int(key.value, 0) != index
+    return False
 
 
 # unittest's and TensorFlow's test assertions that a value is None.

@@ -14,6 +14,7 @@ from tapelint.analysis.model import (
     TapeInstance,
     Tri,
     Use,
+    is_recording,
 )
 from tapelint.analysis.significant_work import SignificantWork
 from tapelint.analysis.test_code import is_test_code
@@ -66,12 +67,30 @@ def lives_only_while_tracing(tape: TapeInstance) -> bool:
 
 def persistence_costs_nothing(model: FileModel, tape: TapeInstance) -> bool:
     """Whether `persistent=True` on this tape costs nothing worth a finding: it lives only
-    while tracing, or it is a test's tape over toy values (see `toy_values`: a unit test of
-    a 4-element jacobian). Outside tests a toy tape is still worth it: guides and scripts
-    written over random stand-in data are copied into training code with real data."""
-    if lives_only_while_tracing(tape):
+    while tracing, an enclosing tape records all it does, or it is a test's tape over toy
+    values (see `toy_values`: a unit test of a 4-element jacobian). Outside tests a toy tape
+    is still worth it: guides and scripts written over random stand-in data are copied into
+    training code with real data."""
+    if lives_only_while_tracing(tape) or recorded_by_an_enclosing_tape(model, tape):
         return True
     return is_test_code(model, tape.scope) and records_only_toy_values(model, tape)
+
+
+def recorded_by_an_enclosing_tape(model: FileModel, tape: TapeInstance) -> bool:
+    """Whether the tape is opened inside another tape's recording block and answers every
+    gradient call there too (the inner tape of a second-order pair: `u_x = inner.gradient(u,
+    x)` inside `outer`'s block). The outer tape records the same operations, the inner
+    tape's backward pass among them, and keeps their tensors alive for its own calls, so the
+    inner tape's persistence frees nothing sooner."""
+    calls = [call for call in model.calls_on(tape) if call.is_gradient]
+    enclosing = {
+        frame.tape
+        for frame in tape.ctx
+        if frame.tape is not None and frame.tape is not tape and is_recording(tape.ctx, frame.tape)
+    }
+    return bool(calls and enclosing) and all(
+        any(is_recording(call.ctx, outer) for outer in enclosing) for call in calls
+    )
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,18 @@
 
 Only the few names tapelint asks about are resolved, so a table of aliases collected in one
 cheap pass is enough; libcst's QualifiedNameProvider would cost several times the parse.
+
+A name imported from a module of the project (`from mypkg import tf`) is what that module
+binds it to, when that is a TensorFlow or Keras name (`tensorflow`, `keras.optimizers.Adam`,
+`tensorflow.GradientTape`): the table is handed the project's answer
+(`ProjectIndex.tensorflow_binding`, through `ImportTable(through_project=...)`). Any other
+name stays as imported: what a project module binds that is not TensorFlow or Keras is not
+known from its imports, and unknown is never reported.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -39,13 +48,36 @@ def canonical(qualified: str) -> str:
     return qualified
 
 
-class ImportTable:
-    """Local name -> fully qualified module or object name, from every import in the module."""
+def is_tensorflow_or_keras(qualified: str) -> bool:
+    """Whether a canonical name is TensorFlow's or Keras' (`tf_keras` is Keras)."""
+    return is_tensorflow(qualified) or qualified == "keras" or qualified.startswith("keras.")
 
-    def __init__(self) -> None:
+
+# The canonical TensorFlow or Keras name an absolute qualified name of the project stands
+# for, if any (`ProjectIndex.tensorflow_binding`).
+ProjectBinding = Callable[[str], str | None]
+
+
+class ImportTable:
+    """Local name -> fully qualified module or object name, from every import in the module.
+
+    `through_project` (with the module's own name) resolves names imported from the
+    project's modules to the TensorFlow or Keras names they are bound to there."""
+
+    def __init__(
+        self,
+        through_project: ProjectBinding | None = None,
+        *,
+        module: str = "__main__",
+        is_package: bool = False,
+    ) -> None:
         self._aliases: dict[str, str] = {}
         # Modules imported with `*` (relative ones spelled with their leading dots).
         self.star_modules: list[str] = []
+        self._through_project = through_project
+        self._module = module
+        self._is_package = is_package
+        self._bound: dict[str, str | None] = {}  # raw name -> its TF/Keras binding, if any
 
     def add_import(self, node: cst.Import) -> None:
         for alias in node.names:
@@ -99,14 +131,25 @@ class ImportTable:
         target = self._aliases.get(root)
         if target is None:
             return None
-        return canonical(f"{target}.{rest}" if rest else target)
+        return self._canonical(f"{target}.{rest}" if rest else target)
 
     def local_alias_of(self, module: str) -> str | None:
         """A local name bound to exactly `module` (e.g. `tf` for tensorflow), if any."""
         for local, target in self._aliases.items():
-            if canonical(target) == module or target == module:
+            if self._canonical(target) == module or target == module:
                 return local
         return None
+
+    def _canonical(self, imported: str) -> str:
+        """The canonical name of an imported name; one imported from the project is what
+        the project binds it to, when that is TensorFlow or Keras."""
+        qualified = canonical(imported)
+        if self._through_project is None or is_tensorflow_or_keras(qualified):
+            return qualified
+        if imported not in self._bound:
+            full = absolute(imported, self._module, is_package=self._is_package)
+            self._bound[imported] = self._through_project(full)
+        return self._bound[imported] or qualified
 
 
 def absolute(qualified: str, module: str, *, is_package: bool) -> str:

@@ -28,8 +28,8 @@ Python values are followed only when they certainly are Python numbers or string
 counters of `range(...)` / `enumerate(...)`, counters incremented in the loop, and
 arithmetic, f-strings, `int()`/`float()`/`str()` of those; not the variables or counters
 of a sweep (a handful of values, each a case), and not a value the compiled function uses
-to set a shape (a slice bound, `range(n)`, a `shape=` argument), where each value is a
-different program on purpose.
+to set a shape or pick an element (a slice bound, an index, `range(n)`, a `shape=`
+argument), where each value is a different program on purpose.
 """
 
 from __future__ import annotations
@@ -365,13 +365,14 @@ def _parameter_of(function: cst.FunctionDef, call: cst.Call, position: int) -> s
 
 
 def _sets_a_shape(model: FileModel, function: cst.FunctionDef, parameter: str | None) -> bool:
-    """Whether `function` uses `parameter` to decide the shape of what it computes: in a
-    slice bound (`draws[-n // 2:]`), as the length of a Python loop (`range(n)`, unrolled
-    while tracing), in a shape keyword (`shape=[n, 3]`, `sample_shape=`, `dims=`,
-    `multiples=`), or in the shape a TensorFlow call takes by position (`tf.zeros((n, g, g))`,
-    `tf.reshape(x, [-1, g])`, `tf.one_hot(labels, depth)`). Each value then builds a
-    different graph on purpose; as a tensor it would leave the shape unknown while
-    tracing, which XLA (`jit_compile=True`) refuses."""
+    """Whether `function` uses `parameter` to decide the shape or the structure of what it
+    computes: in a slice bound (`draws[-n // 2:]`), as an index (`variables[i]`: a Python list
+    takes no tensor, and each value picks another element), as the length of a Python loop
+    (`range(n)`, unrolled while tracing), in a shape keyword (`shape=[n, 3]`, `sample_shape=`,
+    `dims=`, `multiples=`), or in the shape a TensorFlow call takes by position (`tf.zeros((n,
+    g, g))`, `tf.reshape(x, [-1, g])`, `tf.one_hot(labels, depth)`). Each value then builds a
+    different graph on purpose; as a tensor it would leave the shape unknown while tracing,
+    which XLA (`jit_compile=True`) refuses."""
     if parameter is None:
         return False
     finder = _ShapeUses(model, parameter)
@@ -390,6 +391,12 @@ class _ShapeUses(cst.CSTVisitor):
 
     def visit_Slice(self, node: cst.Slice) -> None:
         if any(self._mentions(part) for part in (node.lower, node.upper, node.step)):
+            self.found = True
+
+    def visit_Index(self, node: cst.Index) -> None:
+        # `variables[i]`: a Python list or tuple takes only a Python index, and each value
+        # picks another element (another variable, another layer) to trace.
+        if self._mentions(node.value):
             self.found = True
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -40,7 +40,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tapelint.analysis.names import canonical, is_tensorflow_or_keras
+
 WHOLE = "*"  # the whole return value, as opposed to one element of a returned tuple
+NOT_IMPORTED = ""  # an alternative binding of a name by something that is not an import
 
 
 @dataclass(frozen=True, order=True)
@@ -174,13 +177,29 @@ class FunctionSummary:
 @dataclass(frozen=True)
 class ModuleSummary:
     """One module's summaries, and the names it binds from elsewhere (to resolve calls that
-    reach it through a re-export or a star import)."""
+    reach it through a re-export or a star import, and names such as `tf` that other
+    modules import from it).
+
+    `alternatives`: the imported names the module binds in more than one way at its top
+    level (an import in a `try` and another in its `except ImportError`, an assignment
+    after the import), with every binding: a qualified name, or `""` for one that is not
+    an imported name (`tf = None`, a stub object, a definition); and the names it binds
+    only to imported names or their attributes (`Adam = keras.optimizers.Adam`). Only
+    `binding` reads them. `exports`: the names
+    `from module import *` binds when the module lists them in `__all__` (None: every
+    public name)."""
 
     module: str
     functions: Mapping[str, FunctionSummary] = field(default_factory=dict)
     aliases: Mapping[str, str] = field(default_factory=dict)  # top-level name -> qualified
     star_imports: tuple[str, ...] = ()
     bases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # class -> qualified
+    alternatives: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    exports: tuple[str, ...] | None = None
+
+    def exported(self, name: str) -> bool:
+        """Whether `from module import *` binds `name`."""
+        return name in self.exports if self.exports is not None else not name.startswith("_")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -189,16 +208,23 @@ class ModuleSummary:
             "aliases": dict(self.aliases),
             "star_imports": list(self.star_imports),
             "bases": {name: list(bases) for name, bases in self.bases.items()},
+            "alternatives": {name: list(found) for name, found in self.alternatives.items()},
+            "exports": list(self.exports) if self.exports is not None else None,
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ModuleSummary:
+        exports = data["exports"]
         return cls(
             module=str(data["module"]),
             functions={str(k): _function_from(v) for k, v in data["functions"].items()},
             aliases={str(k): str(v) for k, v in data["aliases"].items()},
             star_imports=tuple(str(m) for m in data["star_imports"]),
             bases={str(k): tuple(str(b) for b in v) for k, v in data["bases"].items()},
+            alternatives={
+                str(k): tuple(str(b) for b in v) for k, v in data["alternatives"].items()
+            },
+            exports=tuple(str(name) for name in exports) if exports is not None else None,
         )
 
 
@@ -230,6 +256,8 @@ class ProjectIndex:
         # not depend on other modules.
         self.own_module: str | None = None
         self.asked: set[str] = set()
+        # The module being checked, for `binding`: what it binds, its own imports say.
+        self.checked_module: str | None = None
         if library is None:
             from tapelint.analysis.library import LIBRARY
 
@@ -242,7 +270,7 @@ class ProjectIndex:
         """The view of the index that checking `summary`'s module uses: its own summary in
         place of the module of the same name, recording the other names it asks about."""
         view = ProjectIndex({**self.modules, summary.module: summary}.values(), self.library)
-        view.own_module = summary.module
+        view.own_module = view.checked_module = summary.module
         return view
 
     # ------------------------------------------------------------------ names
@@ -284,6 +312,74 @@ class ProjectIndex:
                     return found
             return None
         return None
+
+    def tensorflow_binding(self, qualified: str) -> str | None:
+        """The canonical TensorFlow or Keras name that `qualified`, a name of the project
+        (`mypkg.tf`, `mypkg.compat.tf_keras.optimizers.Adam`), stands for through the
+        project's imports (`binding`); None when it stands for no such name, or is one
+        already (it is asked nothing then: TensorFlow's and Keras' own sources import
+        from themselves)."""
+        if is_tensorflow_or_keras(canonical(qualified)):
+            return None
+        bound = self.binding(qualified)
+        if bound is None or bound == qualified:
+            return None
+        found = canonical(bound)
+        return found if is_tensorflow_or_keras(found) else None
+
+    def binding(self, qualified: str) -> str | None:
+        """What `qualified` is bound to through the project's imports: the name it reaches
+        by following the modules' aliases, re-exports, star imports (of the names the
+        star-imported module exports) and alternative bindings, or `qualified` itself when
+        no module of the index binds it to another name (a name outside the project, or one
+        a module defines). None when what it is bound to is not known: a module binds it to
+        something that is not an imported name, or its alternative bindings are not all the
+        same (`tf_keras` and `tensorflow.keras` are the same: both are Keras). A name not
+        reached within MAX_LOOKUP_STEPS look-ups is not known either."""
+        return self._binding(qualified, (), [MAX_LOOKUP_STEPS])
+
+    def _binding(self, qualified: str, path: tuple[str, ...], budget: list[int]) -> str | None:
+        """`path`: the names this look-up went through (a cycle is not known); `budget`:
+        the look-ups left (alternatives branch, so a path's length is not enough)."""
+        budget[0] -= 1
+        if qualified in path or budget[0] < 0:
+            return None
+        if self.own_module is None or not qualified.startswith(self.own_module + "."):
+            self.asked.add(qualified)
+        path = (*path, qualified)
+        for module, rest in _splits(qualified):
+            summary = self.modules.get(module)
+            if summary is None:
+                continue
+            if module == self.checked_module:
+                return qualified  # the checked module's own imports say what it is
+            head, _, tail = rest.partition(".")
+            suffix = f".{tail}" if tail else ""
+            if head in summary.alternatives:
+                every = summary.alternatives[head]
+                if NOT_IMPORTED in every:
+                    return None
+                return self._agreed([self._binding(b + suffix, path, budget) for b in every])
+            if head in summary.aliases:
+                return self._binding(summary.aliases[head] + suffix, path, budget)
+            if head in summary.bases:
+                return qualified  # a class defined here
+            through_stars: list[str | None] = []
+            for star in summary.star_imports:
+                exporter = self.modules.get(star)
+                if exporter is not None and not exporter.exported(head):
+                    continue
+                found = self._binding(f"{star}.{rest}", path, budget)
+                if found != f"{star}.{rest}":
+                    through_stars.append(found)
+            return self._agreed(through_stars) if through_stars else qualified
+        return qualified
+
+    @staticmethod
+    def _agreed(bindings: list[str | None]) -> str | None:
+        """The binding all of `bindings` are, in canonical form, if they are one."""
+        names = {canonical(found) if found is not None else None for found in bindings}
+        return bindings[0] if len(names) == 1 else None
 
     # ------------------------------------------------------------------ resolved facts
     def returns(self, qualified: str, part: str) -> Flow | None:
@@ -344,19 +440,25 @@ class ProjectIndex:
         return self._applies[resolved]
 
     # ------------------------------------------------------------------ cache keys
+    def answers(self, name: str) -> tuple[str | None, FunctionSummary | None, str | None]:
+        """Everything a check can learn of `name` from the index: the definition it
+        resolves to, that definition's summary, and the TensorFlow or Keras name it stands
+        for (`tensorflow_binding`)."""
+        return self.resolve(name), self.function(name), self.tensorflow_binding(name)
+
     def digest(self, names: Iterable[str]) -> str:
         """A stable digest of what this index says of `names`: for each, the definition it
-        resolves to, its summary, its resolved returns and applies, or "unknown". A check
-        that looked up only these names (`asked`) gives the same result with any index of
-        the same digest, so the result cache keys re-checked files by it. Looking them up
-        here is not recorded in `asked`."""
+        resolves to, its summary, its resolved returns and applies, or "unknown", and what
+        it is bound to. A check that looked up only these names (`asked`) gives the same
+        result with any index of the same digest, so the result cache keys re-checked files
+        by it. Looking them up here is not recorded in `asked`."""
         asked = set(self.asked)
         facts: list[Any] = []
         for name in sorted(set(names)):
             resolved = self.resolve(name)
             summary = self.function(name)
             if resolved is None or summary is None:
-                facts.append([name, "unknown"])
+                facts.append([name, "unknown", self.tensorflow_binding(name)])
                 continue
             returns = [
                 [part, _flow_json(self.returns(name, part) or Flow())]
@@ -366,7 +468,16 @@ class ProjectIndex:
                 [param, [[_site_json(site) for site in chain] for chain in chains]]
                 for param, chains in sorted(self.applies(name).items())
             ]
-            facts.append([name, resolved, _function_json(summary), returns, applies])
+            facts.append(
+                [
+                    name,
+                    resolved,
+                    _function_json(summary),
+                    returns,
+                    applies,
+                    self.tensorflow_binding(name),
+                ]
+            )
         self.asked = asked
         encoded = json.dumps(facts, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(encoded.encode("utf-8", "surrogatepass")).hexdigest()

@@ -353,6 +353,8 @@ class UnwatchedSource:
     # A NumPy array: `gradient` raises AttributeError for it rather than returning None, and
     # `watch` refuses it; it has to become a tensor first.
     numpy_array: bool = False
+    # Its place in a literal list or tuple of sources (None: the sources are not one).
+    position: int | None = None
 
 
 def unwatched_sources(model: FileModel, call: TapeCall) -> Iterator[UnwatchedSource]:
@@ -368,11 +370,17 @@ def unwatched_sources(model: FileModel, call: TapeCall) -> Iterator[UnwatchedSou
     if not parts or may_be_watched_elsewhere(model, tape):
         return
     arguments = [watched_argument(watch) for watch in watch_calls(model, tape)]
+    listed = source_argument(call)
+    positions: dict[cst.CSTNode, int] = {}
+    if isinstance(listed, cst.List | cst.Tuple) and not any(
+        isinstance(e, cst.StarredElement) for e in listed.elements
+    ):
+        positions = {e.value: i for i, e in enumerate(listed.elements)}
     for part in parts:
         if is_plain_tensor(model, part, tape) is not Tri.YES:
             continue
         if all(a is not None and covers(model, a, part) is Tri.NO for a in arguments):
-            yield UnwatchedSource(part, is_numpy_array(model, part))
+            yield UnwatchedSource(part, is_numpy_array(model, part), positions.get(part))
 
 
 def is_numpy_array(model: FileModel, name: cst.Name) -> bool:

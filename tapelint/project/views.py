@@ -11,7 +11,8 @@ the file asked about (`FileAnalysis.asked`) is split into a module and the rest,
 longest module first; the module's file is located (`ModuleLayout.locate`) and its
 summary loaded; then what the index would consult next is followed in turn: the alias,
 base classes or star imports the rest goes through, and every call and forward target in
-the summary of the function it names (what `returns` and `applies` substitute). Every
+the summary of the function it names (what `returns` and `applies` substitute), and each
+binding of a name the module binds in more than one way (what `binding` compares). Every
 module the index can consult for those names is then in the view, so the view answers
 them as an index of the whole project would. Names are followed to MAX_DEPTH modules
 away from the file; a name further away is unknown (in every kind of run alike).
@@ -113,19 +114,28 @@ def _module(
 
 
 def _blank(summary: ModuleSummary) -> bool:
-    return not (summary.functions or summary.aliases or summary.star_imports or summary.bases)
+    return not (
+        summary.functions
+        or summary.aliases
+        or summary.star_imports
+        or summary.bases
+        or summary.alternatives
+    )
 
 
 def _consulted(summary: ModuleSummary, rest: str) -> Iterator[str]:
     """The names `ProjectIndex` looks up next when it resolves `rest` in this module (a
     superset: a module more in a view changes no answer)."""
+    head, _, tail = rest.partition(".")
+    suffix = f".{tail}" if tail else ""
+    if head in summary.alternatives:  # what `binding` follows
+        yield from (found + suffix for found in summary.alternatives[head] if found)
     function = summary.functions.get(rest)
     if function is not None:
         yield from _targets(function)
         return
-    head, _, tail = rest.partition(".")
     if head in summary.aliases:
-        yield summary.aliases[head] + (f".{tail}" if tail else "")
+        yield summary.aliases[head] + suffix
         return
     if tail:
         yield from (f"{base}.{tail}" for base in summary.bases.get(head, ()))
@@ -187,4 +197,8 @@ def renamed(summary: ModuleSummary, old: str, new: str) -> ModuleSummary:
         aliases={key: name(value) for key, value in summary.aliases.items()},
         star_imports=tuple(name(star) for star in summary.star_imports),
         bases={key: tuple(name(b) for b in value) for key, value in summary.bases.items()},
+        alternatives={
+            key: tuple(name(b) if b else b for b in value)
+            for key, value in summary.alternatives.items()
+        },
     )

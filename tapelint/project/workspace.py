@@ -4,7 +4,10 @@
 its import bindings), loaded when a view first needs it: from the run's own results
 (`add`), else by analysing the file (through the result cache when there is one). So
 `tapelint check one_file.py` analyses exactly the modules its names lead to, and a run
-over the whole project analyses nothing twice.
+over the whole project analyses nothing twice, except a module that gets TensorFlow or
+Keras from another module of the project (`from mypkg import tf`): its first pass could
+not know that, and it is analysed again with the project's import bindings for the
+summary views hand out (`_bound_summary`).
 
 It is also what a long-lived process (the language server) keeps between checks: hand it
 the text of open documents (`set_source`), say which files changed on disk (`changed`),
@@ -22,11 +25,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from tapelint.analysis.names import canonical, is_tensorflow_or_keras
 from tapelint.analysis.summaries import FunctionSummary, ModuleSummary, ProjectIndex
 from tapelint.cache import ResultCache
 from tapelint.checking import (
     FileTask,
     Linters,
+    analyse_data,
     analysis_without_parsing,
     display_path,
     first_pass,
@@ -35,13 +40,23 @@ from tapelint.config import Settings
 from tapelint.engine import FileAnalysis, ModuleContext, decode_source, with_newline_line_ends
 from tapelint.files import SourceFile, SourceKind, is_excluded, read_source
 from tapelint.project.builders import built_by, possible_builders
-from tapelint.project.imports import FROM_CLAUSE, IMPORT_STATEMENT, import_summary
+from tapelint.project.imports import (
+    DOTTED_ASSIGNMENT,
+    FROM_CLAUSE,
+    IMPORT_STATEMENT,
+    import_summary,
+)
 from tapelint.project.modules import ModuleLayout, ModuleName
 from tapelint.project.views import View, build_view
+
+# How many times a module is analysed again with the project's bindings, each with a view
+# that follows the names the one before asked (as `runner.MAX_RECHECKS` for a check).
+MAX_ROUNDS = 4
 
 # An import statement (a superset: imports inside functions, or in strings, count too).
 _IMPORT_STATEMENT = re.compile(IMPORT_STATEMENT.encode(), re.MULTILINE)
 _WORD = re.compile(rb"\w+|\*")
+_DOTTED_ASSIGNMENT = re.compile(DOTTED_ASSIGNMENT.encode(), re.MULTILINE)
 _LONE_CR = re.compile(rb"\r(?!\n)")  # an old Mac line end
 # What may stand before `import` on the line of an import statement.
 _BEFORE_IMPORT = re.compile((r"[ \t]*" + FROM_CLAUSE).encode())
@@ -62,20 +77,36 @@ def _import_statements(data: bytes) -> Iterator[bytes]:
         start = data.find(b"import", start + len(b"import"))
 
 
+def _bindable(names: frozenset[str]) -> frozenset[str]:
+    """The names the project may bind to TensorFlow or Keras (those that are neither
+    already): what a module's bindings, and so its summary, depend on."""
+    return frozenset(name for name in names if not is_tensorflow_or_keras(canonical(name)))
+
+
 @dataclass
 class _Module:
     name: ModuleName
     summary: ModuleSummary | None  # from the analysis; None: not analysed (no trigger)
+    asked: frozenset[str] = frozenset()  # the names its analysis asked about
     imports: ModuleSummary | None = None  # the bindings, for a module with no summary
     imports_read: bool = False
     imported: frozenset[str] | None = None  # the words of its import statements
     stamp: tuple[int, int] | None = None  # (mtime, size) of the file it was read from
+    bound: _Bound | None = None  # its summary with the project's bindings, once known
     # The top-level functions that may build Keras models (`builders.possible_builders`),
-    # and those
-    # of them that its summary lacks, by name, with what each builds (None: nothing known);
-    # see `tapelint.project.builders`.
+    # and those of them that its summary lacks, by name, with what each builds (None:
+    # nothing known); see `tapelint.project.builders`.
     builder_names: frozenset[str] | None = None
     builders: dict[str, FunctionSummary | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Bound:
+    """A module's summary with what the project binds the names it imports to, and the
+    modules (as they were then) whose bindings it read."""
+
+    summary: ModuleSummary
+    used: tuple[tuple[str, _Module | None], ...]
 
 
 class Project:
@@ -101,6 +132,7 @@ class Project:
         self._modules: dict[str, _Module | None] = {}  # None: cannot be read or analysed
         self._sources: dict[str, bytes] = {}
         self._used: dict[str, frozenset[str]] = {}
+        self._read_files: dict[str, frozenset[str]] = {}  # checked file -> other files read
         self._excluded: dict[str, bool] = {}
         # (modules analysed for their summaries, modules parsed for their imports only)
         self.loaded = (0, 0)
@@ -111,32 +143,53 @@ class Project:
 
     def add(self, path: str, module: ModuleName, analysis: FileAnalysis) -> None:
         """A file's first pass, done elsewhere (a run's worker) on its current content."""
-        self._modules[path] = _Module(module, analysis.summary, stamp=self._stamp(path))
+        self._modules[path] = _Module(
+            module, analysis.summary, analysis.asked, stamp=self._stamp(path)
+        )
 
     # ------------------------------------------------------------------ for editors
     def set_source(self, path: str, data: bytes) -> None:
         """`data` stands for the file's content from now on (an open, unsaved document)."""
         if self._sources.get(path) != data:
             self._sources[path] = data
-            self._modules.pop(path, None)
+            self._forget(path)
 
     def drop_source(self, path: str) -> None:
         """The file's content is on disk again (the document was closed)."""
         if self._sources.pop(path, None) is not None:
-            self._modules.pop(path, None)
+            self._forget(path)
 
     def changed(self, path: str) -> None:
         """The file changed on disk (or was created or deleted)."""
         if os.path.basename(path) == "__init__.py":  # the names of a whole package change
             self._modules.clear()
-        self._modules.pop(path, None)
+        self._forget(path)
         self.layout.forget()
 
+    def buffers(self) -> tuple[tuple[str, bytes], ...]:
+        """The text that stands for files (`set_source`), for reading other files the way
+        the project reads modules (a notebook's `%run` files)."""
+        return tuple(sorted(self._sources.items()))
+
+    def read_by(self, path: str, files: frozenset[str]) -> None:
+        """The last check of file `path` read these other files (`FileAnalysis.files`)."""
+        self._read_files[path] = files
+
+    def _forget(self, path: str) -> None:
+        """Module `path` is not what it was: its entry goes, and so does every summary
+        made with the project's bindings (any of them may have read it)."""
+        self._modules.pop(path, None)
+        for entry in self._modules.values():
+            if entry is not None:
+                entry.bound = None
+
     def dependents(self, path: str) -> set[str]:
-        """The checked files whose last view (`view`, `recheck_view`) held module `path`:
-        what to check again when it changes. (A module that did not exist, or did not
-        resolve, is in no view: when files are created, check the open files again.)"""
-        return {checked for checked, used in self._used.items() if path in used}
+        """The checked files whose last view (`view`, `recheck_view`) held module `path`, or
+        whose last check read it (`read_by`): what to check again when it changes. (A
+        module that did not exist, or did not resolve, is in no view: when files are
+        created, check the open files again.)"""
+        used = {checked for checked, used in self._used.items() if path in used}
+        return used | {checked for checked, read in self._read_files.items() if path in read}
 
     # ------------------------------------------------------------------ indexes
     def view(
@@ -151,7 +204,12 @@ class Project:
             layout=self.layout,
             load=self._load,
         )
-        self._used[path] = view.paths
+        used = set(view.paths)
+        for module_path in view.paths:
+            entry = self._modules.get(module_path)
+            if entry is not None and entry.bound is not None:
+                used.update(read for read, _ in entry.bound.used)
+        self._used[path] = frozenset(used)
         return view
 
     def recheck_view(self, path: str, module: ModuleName, analysis: FileAnalysis) -> View | None:
@@ -170,10 +228,7 @@ class Project:
         alone = ProjectIndex().with_module(summary)
         project = view.index.with_module(summary)
         for name in sorted(analysis.asked):
-            if (alone.resolve(name), alone.function(name)) != (
-                project.resolve(name),
-                project.function(name),
-            ):
+            if alone.answers(name) != project.answers(name):
                 return view
         return None
 
@@ -184,19 +239,22 @@ class Project:
 
     # ------------------------------------------------------------------ loading
     def _load(self, path: str, wanted: str) -> tuple[str, ModuleSummary] | None:
-        """`_load_first`, with the Keras builders among the module's functions that its
-        summary lacks (`tapelint.project.builders`) that were asked for so far, `wanted`
-        included."""
+        """`_load_first`, with an analysed module's summary made with what the project
+        binds the names it imports to (`_bound_summary`), and with the Keras builders among
+        the module's functions that its summary lacks (`tapelint.project.builders`) that
+        were asked for so far, `wanted` included."""
         found = self._load_first(path, wanted)
         entry = self._modules.get(path)
         if found is None or entry is None:
             return found
         name, summary = found
+        if entry.summary is not None:
+            summary = self._bound_summary(path, entry)
         if wanted not in summary.functions and wanted not in entry.builders:
             entry.builders[wanted] = self._built_by(path, entry, wanted)
         built = {key: f for key, f in entry.builders.items() if f is not None}
         if not built:
-            return found
+            return name, summary
         return name, replace(summary, functions={**built, **summary.functions})
 
     def _built_by(self, path: str, entry: _Module, wanted: str) -> FunctionSummary | None:
@@ -231,9 +289,10 @@ class Project:
     def _load_first(self, path: str, wanted: str) -> tuple[str, ModuleSummary] | None:
         """Module file `path`'s name and summary, for a look-up of `wanted` in it. A
         module with no summary has its import bindings; when no import statement of it
-        names `wanted` or imports `*`, they cannot bind it, and a blank summary says the
-        same without a parse (checking TensorFlow's own sources, most names asked about
-        are functions of modules that have no trigger)."""
+        names `wanted` or imports `*`, and no line assigns it an imported name, they cannot
+        bind it, and a blank summary says the same without a parse (checking TensorFlow's
+        own sources, most names asked about are functions of modules that have no
+        trigger)."""
         if path not in self._modules:
             self._modules[path] = self._analysed(path)
         entry = self._modules[path]
@@ -243,7 +302,7 @@ class Project:
             return None
         if entry.summary is not None:
             return entry.name.name, entry.summary
-        if not entry.imports_read and not self._may_bind(path, entry, wanted):
+        if not self._may_bind(path, entry, wanted):  # the same whatever was read before
             return entry.name.name, ModuleSummary(entry.name.name)
         if not entry.imports_read:
             entry.imports = self._imports(path, entry.name)
@@ -255,19 +314,108 @@ class Project:
         if data is None:
             return None
         module = self.layout.module_of(path, data)
-        task = FileTask(
-            SourceFile(Path(path), SourceKind.PYTHON, path),
-            display_path(Path(path), self._cwd),
-            self._linters.for_file(Path(path)),
-            module,
-        )
+        task = self._task(path, module)
         done, key = analysis_without_parsing(task, data, self._cache)
         if done is None:
             done = first_pass(task, data, self._cache, key)
             self.loaded = (self.loaded[0] + 1, self.loaded[1])
         if done.error is not None:
             return None
-        return _Module(module, done.analysis.summary, stamp=self._stamp(path))
+        analysis = done.analysis
+        return _Module(module, analysis.summary, analysis.asked, stamp=self._stamp(path))
+
+    def _task(self, path: str, module: ModuleName) -> FileTask:
+        return FileTask(
+            SourceFile(Path(path), SourceKind.PYTHON, path),
+            display_path(Path(path), self._cwd),
+            self._linters.for_file(Path(path)),
+            module,
+        )
+
+    # ------------------------------------------------------------------ bound summaries
+    def _bound_summary(self, path: str, entry: _Module) -> ModuleSummary:
+        """The module's summary with what the project binds the names it imports to.
+
+        The first pass knew no other module, so a module that gets `tf` from the project
+        (`from mypkg import tf`) had no tape then, and its functions no facts. When the
+        project makes TensorFlow or Keras of a name that pass asked about, the module is
+        analysed again with a view of the project's import bindings (of first passes and
+        imports: what a module binds does not depend on other modules' bindings, so this
+        goes one level only), until the names it asks are all ones the view followed;
+        else its first pass's summary is the one. Cached like a re-check."""
+        assert entry.summary is not None
+        bound = entry.bound
+        if bound is not None and all(self._current(p, e) for p, e in bound.used):
+            return bound.summary
+        summary, names = entry.summary, entry.asked
+        view = self._bindings_view(path, entry, names)
+        index = view.index.with_module(summary) if view is not None else None
+        if view is not None and index is not None and any(map(index.tensorflow_binding, names)):
+            summary = self._analysed_with_bindings(path, entry, view) or summary
+        used = view.paths if view is not None else frozenset()
+        entry.bound = _Bound(summary, tuple((p, self._modules.get(p)) for p in sorted(used)))
+        return summary
+
+    def _bindings_view(self, path: str, entry: _Module, names: frozenset[str]) -> View | None:
+        """The view of the project's import bindings that `names` lead to (None when none
+        can be TensorFlow or Keras through the project: they are so already)."""
+        wanted = _bindable(names)
+        if not wanted:
+            return None
+        return build_view(
+            wanted,
+            roots=self.layout.roots_of(path, entry.name),
+            own=entry.summary,
+            layout=self.layout,
+            load=self._load_first,
+        )
+
+    def _analysed_with_bindings(
+        self, path: str, entry: _Module, view: View
+    ) -> ModuleSummary | None:
+        """The module's summary analysed with `view` (widened to every name the analysis
+        asks); None when it cannot be had (an unreadable file, an engine bug: the first
+        pass's then stands)."""
+        data = self._read(path)
+        assert entry.summary is not None
+        if data is None:
+            return None
+        task = self._task(path, entry.name)
+        key = None
+        if self._cache is not None:
+            first = self._cache.analysis_key(data, task.display, task.linter.codes, entry.name.key)
+            key = self._cache.bound_key(first, self._digest(view, entry.summary, entry.asked))
+            found = self._cache.get_bound(key)
+            if found is not None:
+                summary, asked, digest = found
+                if not _bindable(asked) <= view.names:
+                    view = self._bindings_view(path, entry, view.names | asked) or view
+                if self._digest(view, entry.summary, asked) == digest:
+                    return summary
+        for _ in range(MAX_ROUNDS):
+            context = ModuleContext(entry.name.name, entry.name.is_package, view.index)
+            try:
+                analysis = analyse_data(task, data, context)
+            except Exception:  # an engine bug: the first pass's summary stands
+                return None
+            self.loaded = (self.loaded[0] + 1, self.loaded[1])
+            if _bindable(analysis.asked) <= view.names:
+                break
+            view = self._bindings_view(path, entry, view.names | analysis.asked) or view
+        if analysis.summary is None:
+            return None
+        if self._cache is not None and key is not None:
+            digest = self._digest(view, entry.summary, analysis.asked)
+            self._cache.put_bound(key, analysis.summary, analysis.asked, digest)
+        return analysis.summary
+
+    @staticmethod
+    def _digest(view: View, summary: ModuleSummary, names: frozenset[str]) -> str:
+        return view.index.with_module(summary).digest(names)
+
+    def _current(self, path: str, entry: _Module | None) -> bool:
+        """Whether `entry` is still what the project holds for module `path`."""
+        return self._modules.get(path) is entry and (entry is None or not self._stale(path, entry))
 
     def _imports(self, path: str, module: ModuleName) -> ModuleSummary | None:
         data = self._read(path)
@@ -288,11 +436,18 @@ class Project:
         return summary
 
     def _may_bind(self, path: str, entry: _Module, wanted: str) -> bool:
+        """Whether the module's import bindings may bind `wanted`: an import statement
+        names it or imports `*`, or it is assigned an imported name (a superset)."""
         if entry.imported is None:
             words: set[str] = set()
             data = _LONE_CR.sub(b"\n", self._read(path) or b"")
             for statement in _import_statements(data):
                 words.update(word.decode() for word in _WORD.findall(statement))
+            words.update(
+                assignment.group(1).decode()
+                for assignment in _DOTTED_ASSIGNMENT.finditer(data)
+                if assignment.group(2).decode() in words
+            )
             entry.imported = frozenset(words)
         return wanted in entry.imported or "*" in entry.imported
 

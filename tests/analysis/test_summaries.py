@@ -28,7 +28,7 @@ from tapelint.analysis.summaries import (
 def _summary(source: str, module: str = "pkg.mod", *, is_package: bool = False) -> ModuleSummary:
     tree = cst.parse_module(textwrap.dedent(source))
     model = build_model(tree, module_name=module, is_package=is_package)
-    return summarize(model, f"{module.replace('.', '/')}.py", lambda node: (1, 1, None))
+    return summarize(model, f"{module.replace('.', '/')}.py", lambda node: (1, 1, None, None))
 
 
 HEADER = "import tensorflow as tf\n"
@@ -213,7 +213,7 @@ def test_a_nested_function_calls_the_method_of_its_enclosing_class():
     """`self._apply_gradients(grads, ...)` inside `optimize()`, nested in the method that
     computed `grads`: the callee is the class's method, and `grads` is the method's."""
     model = build_model(cst.parse_module(AGENT), module_name="pkg.agent")
-    summary = summarize(model, "pkg/agent.py", lambda node: (1, 1, None))
+    summary = summarize(model, "pkg/agent.py", lambda node: (1, 1, None, None))
     index = ProjectIndex([summary]).with_module(summary)
     model.index = index
     from tapelint.analysis.appliers import helper_applies
