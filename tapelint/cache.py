@@ -12,7 +12,8 @@ Four kinds of entry, each the result of a pure function of what its key holds:
   so editing a helper module another file used invalidates that file's entry, and
   nothing else;
 - the import bindings of a module that is not analysed (`tapelint.project.imports`),
-  keyed by its bytes and its module name;
+  keyed by its bytes and its module name; and, keyed by those and a function's name, what
+  that top-level function of such a module builds (`tapelint.project.builders`);
 - a module's summary made with what the project binds the names it imports to (a module
   that gets `tf` from the project: `Project._bound_summary`), keyed and checked like a
   re-check, by `analysis_key` plus the digest of what the index says of the names its
@@ -119,6 +120,11 @@ class ResultCache:
     def imports_key(self, data: bytes, module: str) -> str:
         return self._key("imports", module, data)
 
+    def builder_key(self, data: bytes, module: str, function: str) -> str:
+        """What a top-level function of a module that was not analysed builds (stored as
+        an import-bindings entry is: a summary holding that function, or None)."""
+        return self._key("builder", module, function, data)
+
     def _key(self, kind: str, *parts: str | bytes) -> str:
         digest = hashlib.sha256(self._salt)
         digest.update(b"\0" + kind.encode())
@@ -193,7 +199,8 @@ class ResultCache:
         self._write(key, {"summary": summary.to_json(), "asked": sorted(asked), "digest": digest})
 
     def get_imports(self, key: str) -> tuple[bool, ModuleSummary | None]:
-        """(found, the bindings: None for a module that does not parse)."""
+        """(found, the bindings: None for a module that does not parse; for a builder's
+        key, a summary of the function, or None when it builds nothing known)."""
         try:
             return True, _summary(self._read(key)["summary"])
         except _UNREADABLE:

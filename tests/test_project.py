@@ -231,6 +231,7 @@ def test_renaming_knows_every_field_of_a_summary():
             summaries.Applied,
             summaries.Spent,
             summaries.Site,
+            summaries.Built,
         )
     }
     assert fields == {
@@ -243,13 +244,15 @@ def test_renaming_knows_every_field_of_a_summary():
             "alternatives",
             "exports",  # names of the module itself: nothing to rename
         },
-        "FunctionSummary": {"params", "returns", "applies", "forwards", "spends"},
+        "FunctionSummary": {"params", "returns", "applies", "forwards", "spends", "builds"},
         "Flow": {"raw", "params", "calls", "opaque"},
         "CallResult": {"target", "part", "args"},
         "Forward": {"param", "target", "arg", "site"},
         "Applied": {"param", "site"},
         "Spent": {"param", "site"},
         "Site": {"path", "line", "column", "label", "cell"},
+        # What a builder returns holds no qualified name: nothing in it to rename.
+        "Built": {"is_model", "legacy", "in_variables", "in_weights"},
     }
 
 

@@ -61,6 +61,8 @@ Questions the rules ask:
   normalisation, frozen parts)? (TAP203)
 - `keras_training`: does such a model/layer certainly compute something different in
   training (dropout, batch normalisation, a `call` that reads `training`)? (TAP303)
+- `keras_builders`: which functions build a Keras model or layer, and what it holds, as a
+  fact of their summaries for callers in other modules. (TAP203, TAP402)
 - `keras_calls`: which calls of such models/layers, made while a trained tape records,
   behave differently in training and lack `training=`? (TAP303)
 - `optimizers`: is the receiver of `.apply(...)` / `.apply_gradients(...)` a Keras

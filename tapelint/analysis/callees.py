@@ -13,6 +13,7 @@ name.
 from __future__ import annotations
 
 import builtins
+import sys
 from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
@@ -22,6 +23,11 @@ from tapelint.analysis.model import CallSite, Def, DefKind, FileModel, Scope
 from tapelint.analysis.names import absolute
 
 _BUILTINS = frozenset(dir(builtins))
+# Top-level packages whose functions never have a summary of the project's (the library
+# table's are found through calls, not forwards).
+_ELSEWHERE = frozenset(
+    {*sys.stdlib_module_names, "tensorflow", "keras", "numpy", "jax", "torch", "scipy", "absl"}
+)
 
 
 @dataclass(frozen=True)
@@ -51,6 +57,12 @@ def callee_of(model: FileModel, call: cst.Call) -> Callee | None:
     if cls is not None:
         return Callee(f"{qualified_name(model, cls)}.{func.attr.value}", bound=True)
     return None
+
+
+def outside_project(target: str) -> bool:
+    """Whether a qualified name is of a package that is never the project's (the standard
+    library, TensorFlow, Keras, NumPy, ...): the index holds no summary for it."""
+    return target.partition(".")[0] in _ELSEWHERE
 
 
 def plain_function(model: FileModel, call: cst.Call) -> cst.FunctionDef | None:

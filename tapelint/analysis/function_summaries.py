@@ -2,8 +2,9 @@
 
 For each function and method: the flow of each `return` (the whole value, or each element
 of a returned tuple), the parameters that reach an optimizer's apply with no None check
-on the way, the parameters handed on, unfiltered, to a named function, and the parameters
-it always asks for gradients (`spending`). Flows are
+on the way, the parameters handed on, unfiltered, to a named function, the parameters
+it always asks for gradients (`spending`), and the Keras model it builds
+(`keras_builders`). Flows are
 followed as `gradients.gradients_of` follows them in a check, with parameters as places
 the flow may come from and calls of named functions kept symbolic, so a module's summary
 depends on its own text only. Only functions with a fact are kept: a caller that finds no
@@ -12,7 +13,6 @@ summary knows nothing, which is what an empty one would say.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -23,6 +23,7 @@ from tapelint.analysis.callees import (
     callee_of,
     keyed_arguments,
     local_name,
+    outside_project,
     qualified_name,
 )
 from tapelint.analysis.differentiability import no_gradient_lost_silently
@@ -34,6 +35,7 @@ from tapelint.analysis.gradients import (
     gradients_of,
     handles_none,
 )
+from tapelint.analysis.keras_builders import Builders
 from tapelint.analysis.model import ApplyCall, CallSite, DefKind, FileModel, Scope, TapeCall
 from tapelint.analysis.module_bindings import module_bindings
 from tapelint.analysis.names import absolute
@@ -49,12 +51,6 @@ from tapelint.analysis.summaries import (
     ModuleSummary,
     Site,
     Spent,
-)
-
-# Top-level packages whose functions never have a summary of the project's (the library
-# table's are found through calls, not forwards): a parameter handed to them is no fact.
-_ELSEWHERE = frozenset(
-    {*sys.stdlib_module_names, "tensorflow", "keras", "numpy", "jax", "torch", "scipy", "absl"}
 )
 
 # Where a node of the module is as reported: (line, column, cell, path). The path is None
@@ -98,6 +94,14 @@ def summarize(model: FileModel, path: str, locate: Locate) -> ModuleSummary:
         alternatives=bindings.alternatives if bindings is not None else {},
         exports=bindings.exports if bindings is not None else None,
     )
+
+
+def builder_summary(model: FileModel, function: cst.FunctionDef) -> FunctionSummary | None:
+    """The summary of a function of a module that has no other fact to give (no trigger,
+    or its definition was cut out of the module's parse): what it builds, if it builds a
+    Keras model or layer."""
+    built = Builders(model).built_by(function)
+    return FunctionSummary(_parameter_names(function), builds=built) if built else None
 
 
 @dataclass(frozen=True)
@@ -156,6 +160,7 @@ class _Summarizer:
         self._calls_by_scope: dict[Scope, list[CallSite]] = {}
         for site in model.calls:
             self._calls_by_scope.setdefault(site.scope, []).append(site)
+        self._builders = Builders(model)
 
     def function(
         self, scope: Scope, applies: list[Applied], forwards: list[_Candidate]
@@ -169,6 +174,7 @@ class _Summarizer:
             applies=tuple(applies),
             forwards=tuple(self._forward(candidate, function) for candidate in forwards),
             spends=self._spends(scope, function, params),
+            builds=self._builders.built_by(function),
         )
 
     def _spends(
@@ -234,7 +240,7 @@ class _Summarizer:
             if not any(_names_a_parameter(arg.value, params) for arg in site.node.args):
                 continue  # hands on nothing that could come from a parameter
             callee = callee_of(self.model, site.node)
-            if callee is None or callee.target.partition(".")[0] in _ELSEWHERE:
+            if callee is None or outside_project(callee.target):
                 continue
             for key, arg in keyed_arguments(site.node, callee):
                 flow = gradients_of(self.model, arg.value, scope, summary=True)

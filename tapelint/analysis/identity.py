@@ -15,8 +15,10 @@ is YES only when the analysis can show it; aliases it cannot see through make it
   function of the file that may hand out a shared object (decorated, such as with
   `functools.lru_cache`, or declaring `global`);
 - `m.trainable_variables` and `m.trainable_weights` are the same list; `m.variables` or
-  `m.weights` compared with a trainable list is unknown (a model without non-trainable state
-  has equal lists);
+  `m.weights` compared with a trainable list of the same object is unknown here (a model
+  without non-trainable state has equal lists: `same_object_lists` hands the two to a rule
+  that can ask what the object holds), and compared with any list of a different object
+  differs, as two trainable lists of different objects do;
 - literal lists (`[w, b]`) differ when they differ in length, order or an element; a sum
   of lists differs when one of its parts does.
 """
@@ -34,7 +36,7 @@ from tapelint.analysis.model import Def, DefKind, FileModel
 from tapelint.analysis.names import dotted_name
 from tapelint.analysis.watching import names_rebound_elsewhere
 
-_TRAINABLE = frozenset({"trainable_variables", "trainable_weights"})
+TRAINABLE_LISTS = frozenset({"trainable_variables", "trainable_weights"})
 _ALL = frozenset({"variables", "weights"})
 _MAX_DEPTH = 8
 # Calls that hand out an object that already exists.
@@ -72,12 +74,11 @@ def variable_lists_differ(
 def _variable_list(model: FileModel, expr: cst.BaseExpression, depth: int) -> _Form | None:
     if depth > _MAX_DEPTH:
         return None
-    if isinstance(expr, cst.Attribute) and expr.attr.value in _TRAINABLE | _ALL:
+    if isinstance(expr, cst.Attribute) and expr.attr.value in TRAINABLE_LISTS | _ALL:
         owner = _object(model, expr.value, depth + 1)
         if owner is None:
             return None
-        group = "trainable" if expr.attr.value in _TRAINABLE else "all"
-        return ("owned", group, owner)
+        return ("owned", _group(expr), owner)
     if isinstance(expr, (cst.List, cst.Tuple)):
         parts = []
         for element in expr.elements:
@@ -99,6 +100,37 @@ def _variable_list(model: FileModel, expr: cst.BaseExpression, depth: int) -> _F
         if d is not None and d.value is not None:
             return _variable_list(model, d.value, depth + 1)
     return None
+
+
+def same_object_lists(
+    model: FileModel, first: cst.BaseExpression, second: cst.BaseExpression
+) -> tuple[cst.Attribute, cst.Attribute] | None:
+    """When `first` and `second` are variable lists of one object written with different
+    attributes (`m.trainable_variables` and `m.variables`, also through names bound to
+    them), the two attributes; else None."""
+    a, b = _list_attribute(model, first, 0), _list_attribute(model, second, 0)
+    if a is None or b is None or _group(a) == _group(b):
+        return None
+    owner = _object(model, a.value, 1)
+    return (a, b) if owner is not None and owner == _object(model, b.value, 1) else None
+
+
+def _list_attribute(model: FileModel, expr: cst.BaseExpression, depth: int) -> cst.Attribute | None:
+    """The `X.trainable_variables` (or another variable list) that `expr` is, through plain
+    assignments."""
+    if depth > _MAX_DEPTH:
+        return None
+    if isinstance(expr, cst.Attribute) and expr.attr.value in TRAINABLE_LISTS | _ALL:
+        return expr
+    if isinstance(expr, cst.Name):
+        d = _only_assignment(model, expr)
+        if d is not None and d.value is not None:
+            return _list_attribute(model, d.value, depth + 1)
+    return None
+
+
+def _group(attribute: cst.Attribute) -> str:
+    return "trainable" if attribute.attr.value in TRAINABLE_LISTS else "all"
 
 
 def _object(model: FileModel, expr: cst.BaseExpression, depth: int) -> _Form | None:
@@ -156,7 +188,7 @@ def _differ(model: FileModel, a: _Form, b: _Form) -> bool:
     if a == b:
         return False
     if a[0] == "owned" and b[0] == "owned":
-        return a[1] == b[1] and _objects_differ(model, a[2], b[2])
+        return _objects_differ(model, a[2], b[2])
     if a[0] == "list" and b[0] == "list":
         if len(a[1]) != len(b[1]):
             return True
@@ -313,7 +345,7 @@ def _owner(model: FileModel, expr: cst.BaseExpression, depth: int) -> str | None
     `self.local_model.trainable_variables`, through plain assignments)."""
     if depth > _MAX_DEPTH:
         return None
-    if isinstance(expr, cst.Attribute) and expr.attr.value in _TRAINABLE | _ALL:
+    if isinstance(expr, cst.Attribute) and expr.attr.value in TRAINABLE_LISTS | _ALL:
         return dotted_name(expr.value)
     if isinstance(expr, cst.Name):
         d = _only_assignment(model, expr)

@@ -11,10 +11,11 @@ Known compositions:
 - a functional `keras.Model(inputs, outputs)` from the layers its outputs are computed with,
   followed back through the names they are bound to;
 - an instance of a class of this file, from what its `__init__` or `build` (or an in-file
-  base class's) creates, and from its other methods as the question decides.
+  base class's) creates, and from its other methods as the question decides;
+- what a function of another module builds, from what its summary says (`built`).
 
 A subclass answers the property's own questions (`built_in_layer`, `application`,
-`class_answer`, `counts_call`); the walk answers with the name of one part that has the
+`class_answer`, `counts_call`, `built`); the walk answers with the name of one part that has the
 property, or None when the composition is unknown (a parameter, a loaded model) or known
 not to have it.
 """
@@ -60,6 +61,11 @@ class CompositionSearch:
         `__init__`/`build` builds."""
         raise NotImplementedError
 
+    def built(self, origin: Origin) -> str | None:
+        """What the summary of the function of another module that built the object says
+        (a `How.BUILT` origin); by default nothing is known."""
+        return None
+
     def counts_call(self, call: cst.Call) -> bool:
         """Whether a layer called in a functional model's graph counts as its part."""
         return True
@@ -82,6 +88,8 @@ class CompositionSearch:
     def _origin(self, origin: Origin, seen: set[cst.CSTNode]) -> str | None:
         if origin.how is How.SUBCLASS and origin.class_name is not None:
             return self.of_class(origin.class_name)
+        if origin.how is How.BUILT:
+            return self.built(origin)
         if origin.how is not How.CONSTRUCTED or origin.keras_class is None:
             return None
         call, qualified = origin.call, origin.keras_class

@@ -19,6 +19,9 @@ Known Keras objects, each with its `Origin`:
   nested or private one) to which every call in the file passes a known Keras object: the
   origins of what is passed;
 - TAKEN: `model.layers[i]` and `model.get_layer(...)` of a known model;
+- BUILT: the result of a function of another module of the project whose summary says it
+  returns a Keras model or layer (`model = build_model()` with `build_model` imported from
+  `models.py`), with what the summary knows of its non-trainable state (`summaries.Built`);
 
 and, through them, the result of a function of this module whose every `return` gives a
 known Keras object (`build_model()`), names bound to any of these on every path, and
@@ -26,8 +29,8 @@ known Keras object (`build_model()`), names bound to any of these on every path,
 never mention a tape (`__init__`) are usually cut out before the parse (see
 `tapelint.source`); their assignments are then read from the file's text with Python's
 `ast`, and a class or builder named there is looked up among the module's own definitions.
-Anything else (an unannotated parameter, an imported helper's result, a name bound on some
-path to something else) is unknown.
+Anything else (an unannotated parameter, the result of an imported function without such a
+summary, an imported class, a name bound on some path to something else) is unknown.
 """
 
 from __future__ import annotations
@@ -39,10 +42,11 @@ from enum import Enum
 
 import libcst as cst
 
-from tapelint.analysis.callees import arguments_passed, local_name
+from tapelint.analysis.callees import arguments_passed, callee_of, local_name, outside_project
 from tapelint.analysis.expressions import child_blocks, statements
 from tapelint.analysis.model import Def, DefKind, FileModel, TapeCall, Tri
 from tapelint.analysis.names import dotted_name
+from tapelint.analysis.summaries import Built
 from tapelint.analysis.watching import source_argument
 
 # Attributes of a Keras model or layer that list its variables.
@@ -105,6 +109,7 @@ class How(Enum):
     SUBCLASS = "subclass"
     ANNOTATED = "annotated"
     TAKEN = "taken"
+    BUILT = "built"
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,9 @@ class Origin:
     call: cst.Call | None = None
     # SUBCLASS: the name of the class of this file that made it.
     class_name: str | None = None
+    # BUILT: what the summary of the function that built it says (`keras_class` is then
+    # that function's qualified name).
+    built: Built | None = None
 
 
 # Every way the paths reaching an expression made it, or None when some path is unknown.
@@ -230,11 +238,13 @@ class KerasObjects:
         qualified = self.model.imports.qualify(func)
         if qualified is not None:
             if not _is_keras_factory(qualified):
-                return None
+                return self._built_elsewhere(call)
             is_model = qualified in _MODEL_FACTORIES or is_application(qualified)
             return frozenset({Origin(How.CONSTRUCTED, is_model, qualified, call)})
         if isinstance(func, cst.Name):
             defs = self.defs_of(func)
+            if not defs:  # perhaps from a star import
+                return self._built_elsewhere(call)
             made = [d.stmt for d in defs if d.kind is DefKind.DEFINITION]
             if not made or len(made) != len(defs):
                 return None
@@ -246,6 +256,25 @@ class KerasObjects:
                     self._returned_origins(f) for f in made if isinstance(f, cst.FunctionDef)
                 )
         return None
+
+    def _built_elsewhere(self, call: cst.Call) -> Origins:
+        """A call of a function of another module of the project that returns a Keras
+        model or layer on every path, by the function's summary in the project index."""
+        index = self.model.index
+        callee = callee_of(self.model, call) if index is not None else None
+        if index is None or callee is None or callee.bound or outside_project(callee.target):
+            return None
+        summary = index.function(callee.target)
+        built = summary.builds if summary is not None else None
+        if built is None:
+            return None
+        origin = Origin(How.BUILT, built.is_model, callee.target, call, built=built)
+        return frozenset({origin})
+
+    def returned(self, function: cst.FunctionDef) -> Origins:
+        """How what a function of this file returns was made, when every `return` gives a
+        known Keras object."""
+        return self._returned_origins(function)
 
     def _returned_origins(self, function: cst.FunctionDef) -> Origins:
         """A function of this file (`build_model()`) whose every `return` gives a Keras
@@ -421,7 +450,9 @@ class KerasObjects:
         `list()`/`tuple()` or plain comprehension of any of them."""
         if isinstance(expr, cst.Attribute):
             if expr.attr.value in VARIABLE_LISTS:
-                return Tri.YES if self.is_keras_object(expr.value) is Tri.YES else Tri.UNKNOWN
+                owner = self.origins(expr.value)
+                legacy = owner is not None and any(o.built and o.built.legacy for o in owner)
+                return Tri.YES if owner is not None and not legacy else Tri.UNKNOWN
             if expr.attr.value in _LAYER_VARIABLES and self._is_builtin_layer(expr.value):
                 return Tri.YES
             return Tri.UNKNOWN

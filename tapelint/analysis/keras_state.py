@@ -8,14 +8,18 @@ does. Measured in Keras 3.15 (each layer built, then its `non_trainable_variable
   (`vector_u`), `Normalization` (`mean`, `variance`, `count`);
 - every layer that draws random numbers keeps a seed generator's state as a non-trainable
   variable: dropout and noise layers, random augmentation, recurrent and attention layers
-  built with a nonzero `dropout=`. Legacy Keras 2 (`tf_keras`) has no such variable, so
-  these count only in files that do not use it;
+  built with a nonzero `dropout=`. That state is listed in `variables` but not in
+  `weights` (Keras 3's `Layer.weights` leaves seed generators and metrics out), and legacy
+  Keras 2 (`tf_keras`) has no such variable, so these count only for `variables`, in files
+  that do not use it;
 - a layer built with `trainable=False`, a part frozen with `part.trainable = False`
   (a fine-tuning backbone, `for layer in base.layers[:k]: layer.trainable = False`), and a
   class of the file whose `__init__`/`build` creates such a part or calls
   `add_weight(..., trainable=False)`;
 - every `keras.applications` model except `VGG16`, `VGG19` and the `ConvNeXt` family
-  (batch normalisation).
+  (batch normalisation);
+- what a function of another module of the project builds, as its summary says
+  (`summaries.Built`, computed there with this same search).
 
 `Dense`, `Conv2D`, `Embedding`, `LayerNormalization`, `GroupNormalization`, `Reshape` and
 the like hold trainable weights only. The walk over a model's composition is
@@ -25,12 +29,13 @@ the like hold trainable weights only. The walk over a model's composition is
 from __future__ import annotations
 
 import ast
+import re
 
 import libcst as cst
 
 from tapelint.analysis.expressions import argument_value
 from tapelint.analysis.keras_composition import CompositionSearch, calls_in
-from tapelint.analysis.keras_objects import KerasObjects, uses_legacy_keras
+from tapelint.analysis.keras_objects import KerasObjects, Origin, uses_legacy_keras
 from tapelint.analysis.keras_training import INSENSITIVE_APPLICATIONS, random_part
 
 _STATE_LAYERS = frozenset(
@@ -42,14 +47,29 @@ _STATE_LAYERS = frozenset(
     }
 )
 FROZEN = "a part set to `trainable = False`"
+# Words without which a module's text holds none of the evidence above: the layers with
+# state (`..Normalization`), randomness (dropout, noise, `Random...` augmentation, a
+# `dropout=` argument), `trainable=False` in any form, `keras.applications`. A superset,
+# tested on the raw bytes before a module is parsed for what its builders build.
+_EVIDENCE_WORDS = re.compile(
+    rb"Normalization|trainable\s*=\s*False|applications|Dropout|dropout\s*=|Noise"
+    rb"|Random[A-Z]|AugMix|CutMix|MixUp|RandAugment"
+)
+
+
+def may_show_state(data: bytes) -> bool:
+    """Whether a module's text may show a part with non-trainable state (a superset)."""
+    return _EVIDENCE_WORDS.search(data) is not None
 
 
 class NonTrainableState(CompositionSearch):
-    """Answers, with memory, for one file."""
+    """Answers, with memory, for one file and one list: `listed` is the attribute that
+    lists the variables, `"variables"` (seed generator state included) or `"weights"`."""
 
-    def __init__(self, keras: KerasObjects) -> None:
+    def __init__(self, keras: KerasObjects, listed: str = "variables") -> None:
         super().__init__(keras)
-        self._seeded = not uses_legacy_keras(keras.model)
+        self._listed = listed
+        self._seeded = listed == "variables" and not uses_legacy_keras(keras.model)
         self._frozen: frozenset[str] | None = None
 
     def of_seen(self, expr: cst.BaseExpression, seen: set[cst.CSTNode]) -> str | None:
@@ -66,6 +86,15 @@ class NonTrainableState(CompositionSearch):
         if name in _STATE_LAYERS:
             return name
         return random_part(name, call) if self._seeded else None
+
+    def built(self, origin: Origin) -> str | None:
+        made = origin.built
+        if made is None:
+            return None
+        part = made.in_variables if self._listed == "variables" else made.in_weights
+        function = (origin.keras_class or "").rsplit(".", 1)[-1]
+        kind = "model" if origin.is_model else "layer"
+        return f"{part} in the {kind} `{function}` returns" if part is not None else None
 
     def application(self, name: str) -> str | None:
         return None if name.startswith(INSENSITIVE_APPLICATIONS) else name

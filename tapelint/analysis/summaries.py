@@ -14,7 +14,11 @@ A summary speaks in the terms TAP401 uses. For each function and method of a mod
 - `forwards`: each parameter handed, unfiltered, to another function's parameter;
 - `spends`: each parameter that the function asks for gradients (`p.gradient(...)`,
   `jacobian`, `batch_jacobian`) on every path through it, before it can return: handed a
-  non-persistent tape, it leaves the tape spent (TAP105).
+  non-persistent tape, it leaves the tape spent (TAP105);
+- `builds`: the Keras model or layer it returns on every path, built in its module
+  (`def build_model(): return keras.Sequential([...])`), with the part of it that holds
+  non-trainable variables, if one is known: a caller in another module then knows what
+  `model = build_model()` holds (TAP203, TAP402).
 
 Unknown is never reported: a fact is only ever a definite path, and a function, callee or
 part with no fact means "not known", never "safe" or "raw".
@@ -124,12 +128,27 @@ class Spent:
 
 
 @dataclass(frozen=True)
+class Built:
+    """What a function returns on every path is a Keras model (or a layer) that its module
+    builds. `legacy`: the module runs Keras 2 (`tf_keras`), whose variables are
+    `tf.Variable`s. `in_variables` / `in_weights`: a part of it whose non-trainable
+    variables `variables` / `weights` list (`BatchNormalization`), or None when none is
+    known (Keras 3 lists a seed generator's state in `variables` only)."""
+
+    is_model: bool
+    legacy: bool = False
+    in_variables: str | None = None
+    in_weights: str | None = None
+
+
+@dataclass(frozen=True)
 class FunctionSummary:
     params: tuple[str, ...]
     returns: tuple[tuple[str, Flow], ...] = ()
     applies: tuple[Applied, ...] = ()
     forwards: tuple[Forward, ...] = ()
     spends: tuple[Spent, ...] = ()
+    builds: Built | None = None
 
     def returned(self, part: str) -> Flow | None:
         for key, flow in self.returns:
@@ -146,7 +165,7 @@ class FunctionSummary:
 
     @property
     def has_facts(self) -> bool:
-        return bool(self.applies or self.forwards or self.spends) or any(
+        return bool(self.applies or self.forwards or self.spends or self.builds) or any(
             not flow.is_empty for _, flow in self.returns
         )
 
@@ -530,6 +549,7 @@ def _function_json(summary: FunctionSummary) -> dict[str, Any]:
         "applies": [[a.param, _site_json(a.site)] for a in summary.applies],
         "forwards": [[f.param, f.target, f.arg, _site_json(f.site)] for f in summary.forwards],
         "spends": [[spent.param, _site_json(spent.site)] for spent in summary.spends],
+        "builds": None if summary.builds is None else _built_json(summary.builds),
     }
 
 
@@ -542,4 +562,19 @@ def _function_from(data: Mapping[str, Any]) -> FunctionSummary:
             Forward(int(p), str(t), str(a), _site_from(s)) for p, t, a, s in data["forwards"]
         ),
         spends=tuple(Spent(int(p), _site_from(s)) for p, s in data["spends"]),
+        builds=None if data["builds"] is None else _built_from(data["builds"]),
+    )
+
+
+def _built_json(built: Built) -> list[Any]:
+    return [built.is_model, built.legacy, built.in_variables, built.in_weights]
+
+
+def _built_from(data: list[Any]) -> Built:
+    is_model, legacy, in_variables, in_weights = data
+    return Built(
+        bool(is_model),
+        bool(legacy),
+        None if in_variables is None else str(in_variables),
+        None if in_weights is None else str(in_weights),
     )

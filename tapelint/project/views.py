@@ -83,6 +83,10 @@ def build_view(
             path, summary = found
             if module not in modules or _blank(modules[module]):
                 modules[module] = summary  # blank when the module defines what was asked
+            elif summary.functions.keys() - modules[module].functions.keys():
+                # Builders found for a later name (`tapelint.project.builders`).
+                functions = {**summary.functions, **modules[module].functions}
+                modules[module] = dataclasses.replace(modules[module], functions=functions)
             if path is not None:
                 paths.add(path)
             if depth < MAX_DEPTH:

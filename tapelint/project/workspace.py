@@ -22,11 +22,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tapelint.analysis.names import canonical, is_tensorflow_or_keras
-from tapelint.analysis.summaries import ModuleSummary, ProjectIndex
+from tapelint.analysis.summaries import FunctionSummary, ModuleSummary, ProjectIndex
 from tapelint.cache import ResultCache
 from tapelint.checking import (
     FileTask,
@@ -39,6 +39,7 @@ from tapelint.checking import (
 from tapelint.config import Settings
 from tapelint.engine import FileAnalysis, ModuleContext, decode_source, with_newline_line_ends
 from tapelint.files import SourceFile, SourceKind, is_excluded, read_source
+from tapelint.project.builders import built_by, possible_builders
 from tapelint.project.imports import (
     DOTTED_ASSIGNMENT,
     FROM_CLAUSE,
@@ -92,6 +93,11 @@ class _Module:
     imported: frozenset[str] | None = None  # the words of its import statements
     stamp: tuple[int, int] | None = None  # (mtime, size) of the file it was read from
     bound: _Bound | None = None  # its summary with the project's bindings, once known
+    # The top-level functions that may build Keras models (`builders.possible_builders`),
+    # and those of them that its summary lacks, by name, with what each builds (None:
+    # nothing known); see `tapelint.project.builders`.
+    builder_names: frozenset[str] | None = None
+    builders: dict[str, FunctionSummary | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -234,12 +240,51 @@ class Project:
     # ------------------------------------------------------------------ loading
     def _load(self, path: str, wanted: str) -> tuple[str, ModuleSummary] | None:
         """`_load_first`, with an analysed module's summary made with what the project
-        binds the names it imports to (`_bound_summary`)."""
+        binds the names it imports to (`_bound_summary`), and with the Keras builders among
+        the module's functions that its summary lacks (`tapelint.project.builders`) that
+        were asked for so far, `wanted` included."""
         found = self._load_first(path, wanted)
         entry = self._modules.get(path)
-        if found is None or entry is None or entry.summary is None:
+        if found is None or entry is None:
             return found
-        return found[0], self._bound_summary(path, entry)
+        name, summary = found
+        if entry.summary is not None:
+            summary = self._bound_summary(path, entry)
+        if wanted not in summary.functions and wanted not in entry.builders:
+            entry.builders[wanted] = self._built_by(path, entry, wanted)
+        built = {key: f for key, f in entry.builders.items() if f is not None}
+        if not built:
+            return name, summary
+        return name, replace(summary, functions={**built, **summary.functions})
+
+    def _built_by(self, path: str, entry: _Module, wanted: str) -> FunctionSummary | None:
+        """What the top-level function `wanted` of module `path` builds, when the module
+        may define it as a builder (read once per module); through the cache."""
+        if entry.builder_names is None:
+            data = self._read(path)
+            too_large = data is None or len(data) > self.settings.max_file_size
+            entry.builder_names = possible_builders(data) if data and not too_large else frozenset()
+        if wanted not in entry.builder_names:
+            return None
+        data = self._read(path)
+        if data is None:
+            return None
+        key = None
+        if self._cache is not None:
+            key = self._cache.builder_key(data, entry.name.key, wanted)
+            found, summary = self._cache.get_imports(key)
+            if found:
+                return summary.functions.get(wanted) if summary is not None else None
+        try:
+            text = with_newline_line_ends(decode_source(data))
+        except (UnicodeDecodeError, SyntaxError, LookupError):
+            return None
+        self.loaded = (self.loaded[0] + 1, self.loaded[1])
+        built = built_by(text, entry.name, wanted)
+        if self._cache is not None and key is not None:
+            stored = ModuleSummary(entry.name.name, {wanted: built}) if built else None
+            self._cache.put_imports(key, stored)
+        return built
 
     def _load_first(self, path: str, wanted: str) -> tuple[str, ModuleSummary] | None:
         """Module file `path`'s name and summary, for a look-up of `wanted` in it. A

@@ -8,6 +8,7 @@ import pytest
 from tapelint.analysis import Tri
 from tapelint.analysis.keras_calls import calls_without_training
 from tapelint.analysis.keras_objects import How, KerasObjects
+from tapelint.analysis.summaries import Built, Flow, FunctionSummary, ModuleSummary, ProjectIndex
 from tapelint.engine import Linter
 from tapelint.registry import rule_by_code_or_name
 from tests.analysis.helpers import code, model_of
@@ -120,3 +121,58 @@ def test_a_watched_sub_model_assigned_in_a_cut_out_init_is_reported():
 def test_training_flag_asks_only_about_objects_made_here(body, expected):
     model = model_of(HEADER + body)
     assert [code(model, c.node) for c in calls_without_training(model)] == expected
+
+
+# ---------------------------------------------------------------------- built elsewhere
+_MODELS = ModuleSummary(
+    "models",
+    functions={
+        "build": FunctionSummary((), builds=Built(True, in_variables="BatchNormalization")),
+        "build_legacy": FunctionSummary((), builds=Built(True, legacy=True)),
+        "helper": FunctionSummary(("x",), returns=(("*", Flow(params=(0,))),)),
+    },
+)
+
+
+def _with_index(source: str):
+    model = model_of(source)
+    model.index = ProjectIndex([_MODELS]).with_module(ModuleSummary("__main__"))
+    return model, KerasObjects(model)
+
+
+@pytest.mark.parametrize(
+    ("call", "known"),
+    [
+        ("build()", True),
+        ("models.build()", True),
+        ("helper(x)", False),  # no `builds` fact
+        ("missing()", False),  # no summary at all
+        ("tf.keras.utils.get_file('x')", False),  # TensorFlow's: never the project's
+    ],
+)
+def test_a_model_built_by_a_function_of_another_module(call, known):
+    model, keras = _with_index(
+        "import tensorflow as tf\nimport models\nfrom models import build, helper, missing\n"
+        f"probe = {call}\n"
+    )
+    (d,) = [d for d in model.defs_by_stmt[model.module.body[-1]] if d.name == "probe"]
+    assert d.value is not None
+    found = keras.origins(d.value)
+    if not known:
+        assert found is None
+        return
+    assert found is not None
+    (origin,) = found
+    assert (origin.how, origin.is_model, origin.keras_class) == (How.BUILT, True, "models.build")
+    assert origin.built == Built(True, in_variables="BatchNormalization")
+    assert "models.build" in model.index.asked
+
+
+def test_variables_of_a_legacy_keras_builder_are_tf_variables():
+    model, keras = _with_index(
+        "from models import build, build_legacy\nnew = build()\nold = build_legacy()\n"
+        "a = new.trainable_variables\nb = old.trainable_variables\n"
+    )
+    a, b = (model.module.body[i].body[0].value for i in (3, 4))  # type: ignore[attr-defined]
+    assert keras.holds_keras_variables(a) is Tri.YES
+    assert keras.holds_keras_variables(b) is Tri.UNKNOWN

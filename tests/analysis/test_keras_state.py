@@ -49,6 +49,25 @@ def test_built_in_layers_and_applications(expr, expected):
     assert _state("", expr) == expected
 
 
+@pytest.mark.parametrize(
+    ("expr", "expected"),
+    [
+        ("layers.BatchNormalization()", "BatchNormalization"),
+        ("layers.Dense(3, trainable=False)", "Dense(trainable=False)"),
+        ("keras.applications.ResNet50(weights=None)", "ResNet50"),
+        # A seed generator's state is in `variables`, not in `weights`.
+        ("layers.Dropout(0.5)", None),
+        ("layers.LSTM(8, dropout=0.2)", None),
+        ("keras.Sequential([layers.Dense(4), layers.Dropout(0.2), layers.Dense(1)])", None),
+    ],
+)
+def test_weights_leave_seed_state_out(expr, expected):
+    model = model_of(HEADER + f"probe = {expr}\n")
+    (d,) = [d for d in model.defs_by_stmt[model.module.body[-1]] if d.name == "probe"]
+    assert d.value is not None
+    assert NonTrainableState(KerasObjects(model), "weights").of(d.value) == expected
+
+
 def test_dropout_holds_no_variable_in_legacy_keras():
     legacy = "import os\nos.environ['TF_USE_LEGACY_KERAS'] = '1'\n" + HEADER
     assert _state("", "layers.Dropout(0.5)", legacy) is None

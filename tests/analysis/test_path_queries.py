@@ -6,7 +6,7 @@ import pytest
 from tapelint.analysis.differentiability import path_breaks
 from tapelint.analysis.expressions import argument_value
 from tapelint.analysis.gradients import applied_pairing, gradients_of, swapped_pairing
-from tapelint.analysis.identity import variable_lists_differ
+from tapelint.analysis.identity import same_object_lists, variable_lists_differ
 from tapelint.analysis.keras_calls import calls_without_training
 from tapelint.analysis.transforms import unguarded_transforms
 from tests.analysis.helpers import code, model_of
@@ -212,15 +212,19 @@ def test_sub_model_assigned_in_a_method_that_was_cut_out_is_read_from_the_text()
     assert [(d.start.line, d.start.column) for d in diagnostics] == [(9, 27)]
 
 
-def _differ(body: str) -> bool:
+def _lists(body: str):
+    """The model, and the sources and the applied variables of its one apply."""
     model = model_of(HEADER + body)
     (apply,) = model.apply_calls
     pairing = applied_pairing(model, apply)
     assert pairing is not None
     flow = gradients_of(model, pairing.gradients, apply.scope, elementwise=True)
     (origin,) = flow.origins
-    sources = argument_value(origin.node, 1, "sources")
-    return variable_lists_differ(model, sources, pairing.variables)
+    return model, argument_value(origin.node, 1, "sources"), pairing.variables
+
+
+def _differ(body: str) -> bool:
+    return variable_lists_differ(*_lists(body))
 
 
 GRADS = "with tf.GradientTape() as t:\n    l = f(x)\n"
@@ -263,6 +267,27 @@ GRADS = "with tf.GradientTape() as t:\n    l = f(x)\n"
             "o.apply_gradients(zip(g, m.variables))\n",
             False,
         ),
+        (
+            "m = mk()\nk = mk()\n" + GRADS + "g = t.gradient(l, m.variables)\n"
+            "o.apply_gradients(zip(g, k.trainable_variables))\n",
+            True,
+        ),
+        (
+            "def f(enc, dec):\n    with tf.GradientTape() as t:\n        l = dec(enc(x))\n"
+            "    g = t.gradient(l, enc.trainable_weights)\n"
+            "    o.apply_gradients(zip(g, dec.weights))\n",
+            True,
+        ),
+        (
+            "m = mk()\nk = mk()\n" + GRADS + "g = t.gradient(l, m.variables + k.variables)\n"
+            "o.apply_gradients(zip(g, m.trainable_variables + k.trainable_variables))\n",
+            False,
+        ),
+        (
+            "m = mk()\nk = mk()\n" + GRADS + "g = t.gradient(l, m.variables + k.variables)\n"
+            "o.apply_gradients(zip(g, k.trainable_variables + m.trainable_variables))\n",
+            True,
+        ),
     ],
     ids=[
         "unknown-objects",
@@ -272,6 +297,10 @@ GRADS = "with tf.GradientTape() as t:\n    l = f(x)\n"
         "name-alias",
         "after-elementwise-transform",
         "all-variables-unknown",
+        "all-variables-of-another-object",
+        "two-parameters-weights",
+        "concatenations-of-the-same-objects",
+        "concatenations-in-another-order",
     ],
 )
 def test_variable_lists_differ(body, differ):
@@ -517,3 +546,40 @@ def test_attributes_that_only_alias_each_other_say_nothing():
     )
     diagnostics = Linter([rule_by_code_or_name("TAP303")]).check_text(source, "m.py")
     assert sorted(d.message.split("`")[1] for d in diagnostics) == ["self.student", "self.teacher"]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            "m = mk()\nvs = m.trainable_variables\n" + GRADS + "g = t.gradient(l, vs)\n"
+            "o.apply_gradients(zip(g, m.variables))\n",
+            ("m.trainable_variables", "m.variables"),
+        ),
+        (
+            "m = mk()\nn = m\n" + GRADS + "g = t.gradient(l, m.weights)\n"
+            "o.apply_gradients(zip(g, n.trainable_weights))\n",
+            ("m.weights", "n.trainable_weights"),
+        ),
+        (
+            "m = mk()\n" + GRADS + "g = t.gradient(l, m.trainable_variables)\n"
+            "o.apply_gradients(zip(g, m.trainable_weights))\n",
+            None,  # the same list
+        ),
+        (
+            "m = mk()\nk = mk()\n" + GRADS + "g = t.gradient(l, m.trainable_variables)\n"
+            "o.apply_gradients(zip(g, k.variables))\n",
+            None,  # two objects: `variable_lists_differ`'s
+        ),
+        (
+            GRADS
+            + "g = t.gradient(l, m.trainable_variables)\no.apply_gradients(zip(g, m.variables))\n",
+            None,  # `m` is bound nowhere: not pinned down
+        ),
+    ],
+    ids=["alias-of-the-list", "alias-of-the-object", "same-group", "two-objects", "unbound"],
+)
+def test_same_object_lists(body, expected):
+    model, sources, applied = _lists(body)
+    found = same_object_lists(model, sources, applied)
+    assert (None if found is None else (code(model, found[0]), code(model, found[1]))) == expected

@@ -13,6 +13,7 @@ from tapelint.analysis.function_summaries import summarize
 from tapelint.analysis.summaries import (
     WHOLE,
     Applied,
+    Built,
     CallResult,
     Flow,
     Forward,
@@ -286,4 +287,72 @@ def test_spends_round_trip_through_json():
     summary = ModuleSummary(
         "pkg.mod", functions={"grads": FunctionSummary(("tape",), spends=(Spent(0, site),))}
     )
+    assert ModuleSummary.from_json(json.loads(json.dumps(summary.to_json()))) == summary
+
+
+# ---------------------------------------------------------------------- builders
+BUILDERS = """
+import tensorflow as tf
+from tensorflow import keras
+
+
+def build_classifier():
+    inputs = keras.Input((8,))
+    hidden = keras.layers.BatchNormalization()(keras.layers.Dense(16)(inputs))
+    return keras.Model(inputs, keras.layers.Dense(2)(hidden))
+
+
+def build_noisy():
+    return keras.Sequential([keras.layers.Dense(4), keras.layers.Dropout(0.5)])
+
+
+def build_plain():
+    return keras.Sequential([keras.layers.Dense(4)])
+
+
+def build_layer():
+    return keras.layers.Dense(4, trainable=False)
+
+
+def wrap(model):
+    return model
+
+
+def maybe(flag):
+    if flag:
+        return build_plain()
+    return None
+
+
+async def build_later():
+    return build_plain()
+"""
+
+
+def test_builders_say_what_they_build():
+    functions = _summary(BUILDERS, "models").functions
+    built = {name: f.builds for name, f in functions.items() if f.builds is not None}
+    # A parameter handed back, a path that returns None, a coroutine: nothing built.
+    assert built == {
+        "build_classifier": Built(
+            True, in_variables="BatchNormalization", in_weights="BatchNormalization"
+        ),
+        "build_noisy": Built(True, in_variables="Dropout"),  # seed state is not a weight
+        "build_plain": Built(True),
+        "build_layer": Built(
+            False, in_variables="Dense(trainable=False)", in_weights="Dense(trainable=False)"
+        ),
+    }
+    assert functions["build_plain"].params == ()
+
+
+def test_a_legacy_keras_builder_says_so():
+    source = "import tf_keras\n\n\ndef build():\n    return tf_keras.Sequential([tf_keras.layers.Dense(1)])\n"
+    assert _summary(source, "models").functions["build"].builds == Built(True, legacy=True)
+
+
+def test_builds_round_trip_through_json():
+    import json
+
+    summary = _summary(BUILDERS, "models")
     assert ModuleSummary.from_json(json.loads(json.dumps(summary.to_json()))) == summary
