@@ -27,7 +27,8 @@ def is_colab_export(text: str) -> bool:
 def as_ipython(text: str) -> str | None:
     """The export's text with its IPython lines made neutral (as many lines as before), or
     None when IPython could not run it either."""
-    from tapelint.ipython_input import CellCode, cell_code  # it imports `source`, as we do
+    # Imported here: `source` imports this module, and `ipython_input` imports `source`.
+    from tapelint.ipython_input import CellCode, cell_code
 
     code = cell_code(text.split("\n"))
     return "\n".join(code.lines) if isinstance(code, CellCode) else None

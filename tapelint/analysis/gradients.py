@@ -563,8 +563,9 @@ def applies_one_variable(model: FileModel, apply: ApplyCall) -> bool:
     pairs = argument_value(apply.node, 0, "grads_and_vars")
     if isinstance(pairs, (cst.List, cst.Tuple)) and len(pairs.elements) == 1:
         (only,) = pairs.elements
-        if isinstance(only.value, cst.Tuple) and len(only.value.elements) == 2:
-            return not isinstance(only, cst.StarredElement)
+        written_pair = isinstance(only.value, cst.Tuple) and len(only.value.elements) == 2
+        if written_pair and not isinstance(only, cst.StarredElement):
+            return True
     pairing = applied_pairing(model, apply)
     variables = pairing.variables if pairing is not None else None
     return isinstance(variables, (cst.List, cst.Tuple)) and len(variables.elements) == 1

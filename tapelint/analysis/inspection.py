@@ -89,12 +89,8 @@ def _looks_at(model: FileModel, small: cst.BaseSmallStatement, node: cst.CSTNode
 
 
 def _uses_only_look(model: FileModel, d: Def) -> bool:
-    uses = [u for u in model.uses_by_node.values() if d in u.defs]
-    if not uses or any(u.scope is not d.scope for u in uses):
-        return False
-    if d.scope.is_module and _mentioned_outside_the_parsed_code(model, d.name):
-        return False
-    return all(_use_only_looks(model, u) for u in uses)
+    uses = _uses_in_scope(model, d)
+    return bool(uses) and all(_use_only_looks(model, u) for u in uses)
 
 
 def _use_only_looks(model: FileModel, use: Use) -> bool:
