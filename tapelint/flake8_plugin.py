@@ -4,7 +4,8 @@ A thin adapter: flake8 reads the file and hands over its lines; tapelint's own e
 them with every rule that is not in preview (flake8 has no way to opt in to preview rules),
 and flake8 applies its own `select`, `ignore`, `per-file-ignores` and `# noqa`. Columns go to
 flake8 0-based, which adds one when it prints, so both tools print the same position. Files
-that do not parse are flake8's own E999 (flake8 runs no plugin on them); TAP001 and TAP002
+that do not parse are flake8's own E999 (flake8 runs no plugin on them, so a Colab `.py`
+export that `tapelint check` reads as IPython is E999 there); TAP001 and TAP002
 are tapelint's and do not occur here. tapelint's config file is not read: flake8's is.
 
 Imports are resolved as `tapelint check FILE` resolves them (decided: the same findings in

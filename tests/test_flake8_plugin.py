@@ -3,6 +3,7 @@ at the same line and column, and flake8's own select, ignore and noqa deciding."
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -40,6 +41,14 @@ def findings(output: str) -> set[tuple[str, int, int, str, str]]:
     return result
 
 
+def _parses(path: Path) -> bool:
+    try:
+        ast.parse(path.read_text(encoding="utf-8"))
+    except SyntaxError:
+        return False
+    return True
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _plugin_is_registered() -> None:
     """These tests need tapelint installed (`pip install -e '.[test]'`): flake8 finds plugins
@@ -64,9 +73,12 @@ def test_flake8_reports_what_tapelint_check_reports_at_the_same_positions() -> N
         timeout=300,
         check=False,
     )
+    # flake8 runs no plugin on a file Python cannot parse (its own E999 stands there), such
+    # as a Colab export that tapelint reads as IPython (see the plugin's docstring).
     by_tapelint = {
         (d["path"], d["line"], d["column"], d["code"], d["message"])
         for d in json.loads(checked.stdout)
+        if _parses(ROOT / d["path"])
     }
     assert len(by_tapelint) > 50  # the fixtures are full of findings
     assert findings(by_flake8.stdout) == by_tapelint
