@@ -151,8 +151,13 @@ class NotebookFiles:
 
 
 def mentions_files(data: bytes) -> bool:
-    """Whether a notebook's bytes may hold a `%run` or `%load` line (a cheap test)."""
-    return b"%run" in data or b"%load" in data
+    """Whether a notebook's bytes may hold a `%run` or `%load` line (a cheap test): the
+    magic's whole name, so that `%load_ext autoreload`, in many notebooks without a tape,
+    does not make one worth parsing."""
+    return _FILE_MAGIC.search(data) is not None
+
+
+_FILE_MAGIC = re.compile(rb"%(?:run|load)(?![\w])")
 
 
 def file_uses(originals: Sequence[str], code: CellCode) -> tuple[FileUse, ...]:

@@ -85,6 +85,8 @@ def test_a_copy_load_made() -> None:
 def test_mentions_files() -> None:
     assert mentions_files(b'"%run setup.py"') and mentions_files(b'"# %load x.py"')
     assert not mentions_files(b'"import setup"')
+    # `%load_ext autoreload` is in many notebooks without a tape: it is not `%load`.
+    assert not mentions_files(b'"%load_ext autoreload\\n", "%runs"')
 
 
 def test_files_are_read_beside_the_notebook(tmp_path: Path) -> None:
