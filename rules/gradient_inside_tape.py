@@ -3,9 +3,9 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tapelint.analysis import FileModel, TapeCall, Tri
-from tapelint.analysis.expressions import argument_value, contains
-from tapelint.analysis.higher_order import InBlockCost, in_block_cost
-from tapelint.analysis.model import TapeInstance
+from tapelint.analysis.file_model.expressions import argument_value, contains
+from tapelint.analysis.file_model.model import TapeInstance
+from tapelint.analysis.tape_life.higher_order import InBlockCost, in_block_cost
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, tape_label
 

@@ -3,17 +3,21 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tapelint.analysis import FileModel
-from tapelint.analysis.expressions import argument_value
-from tapelint.analysis.gradients import applied_pairing, gradients_of, swapped_pairing
-from tapelint.analysis.identity import (
+from tapelint.analysis.file_model.expressions import argument_value
+from tapelint.analysis.gradient_routes.gradients import (
+    applied_pairing,
+    gradients_of,
+    swapped_pairing,
+)
+from tapelint.analysis.gradient_routes.identity import (
     TRAINABLE_LISTS,
     kept_in_sync,
     same_object_lists,
     variable_lists_differ,
 )
-from tapelint.analysis.keras_objects import KerasObjects
-from tapelint.analysis.keras_state import NonTrainableState
-from tapelint.analysis.optimizers import gradient_applies
+from tapelint.analysis.gradient_routes.optimizers import gradient_applies
+from tapelint.analysis.keras.keras_objects import KerasObjects
+from tapelint.analysis.keras.keras_state import NonTrainableState
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of, tape_label
 

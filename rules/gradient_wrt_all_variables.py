@@ -1,8 +1,8 @@
 from collections.abc import Iterator
 
 from tapelint.analysis import FileModel
-from tapelint.analysis.keras_objects import KerasObjects, all_variables_in_sources
-from tapelint.analysis.keras_state import NonTrainableState
+from tapelint.analysis.keras.keras_objects import KerasObjects, all_variables_in_sources
+from tapelint.analysis.keras.keras_state import NonTrainableState
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of
 

@@ -1,8 +1,8 @@
 from collections.abc import Iterator
 
 from tapelint.analysis import FileModel, Tri
-from tapelint.analysis.inspection import only_inspected
-from tapelint.analysis.recording import target_recorded
+from tapelint.analysis.flow.recording import target_recorded
+from tapelint.analysis.tape_life.inspection import only_inspected
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of, tape_label
 

@@ -1,8 +1,8 @@
 from collections.abc import Iterator
 
 from tapelint.analysis import FileModel
-from tapelint.analysis.keras_calls import calls_without_training
-from tapelint.analysis.keras_training import USES_TRAINING
+from tapelint.analysis.keras.keras_calls import calls_without_training
+from tapelint.analysis.keras.keras_training import USES_TRAINING
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, tape_label
 

@@ -1,8 +1,8 @@
 from collections.abc import Iterator
 
 from tapelint.analysis import FileModel
-from tapelint.analysis.differentiability import BREAK_REASONS, path_breaks
-from tapelint.analysis.inspection import only_inspected
+from tapelint.analysis.flow.differentiability import BREAK_REASONS, path_breaks
+from tapelint.analysis.tape_life.inspection import only_inspected
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of, tape_label
 

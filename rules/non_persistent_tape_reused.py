@@ -3,8 +3,8 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tapelint.analysis import FileModel
-from tapelint.analysis.reuse import HelperReuse, reused_calls, reused_through_helpers
-from tapelint.analysis.summaries import Site
+from tapelint.analysis.project_model.summaries import Site
+from tapelint.analysis.tape_life.reuse import HelperReuse, reused_calls, reused_through_helpers
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, tape_label
 

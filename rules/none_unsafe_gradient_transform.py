@@ -1,7 +1,7 @@
 from collections.abc import Iterator
 
 from tapelint.analysis import FileModel
-from tapelint.analysis.transforms import unguarded_transforms
+from tapelint.analysis.gradient_routes.transforms import unguarded_transforms
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of, tape_label
 

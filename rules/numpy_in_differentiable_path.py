@@ -3,9 +3,9 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tapelint.analysis import FileModel
-from tapelint.analysis.conversions import PREDICT_METHODS
-from tapelint.analysis.dataflow import numpy_on_path
-from tapelint.analysis.inspection import only_inspected
+from tapelint.analysis.file_model.conversions import PREDICT_METHODS
+from tapelint.analysis.flow.dataflow import numpy_on_path
+from tapelint.analysis.tape_life.inspection import only_inspected
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of, tape_label
 

@@ -3,8 +3,8 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tapelint.analysis import FileModel
-from tapelint.analysis.lifecycle import unreleased
-from tapelint.analysis.significant_work import SignificantWork
+from tapelint.analysis.tape_life.lifecycle import unreleased
+from tapelint.analysis.tape_life.significant_work import SignificantWork
 from tapelint.diagnostics import Applicability, Severity
 from tapelint.rule import Finding, FixIntent, NodeEdit, Rule, tape_label
 

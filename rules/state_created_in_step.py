@@ -1,9 +1,13 @@
 from collections.abc import Iterator
 
 from tapelint.analysis import FileModel
-from tapelint.analysis.constructors import StateKind
-from tapelint.analysis.state_creation import StateInStep, Where, state_created_per_step
-from tapelint.analysis.steps import StepIndex
+from tapelint.analysis.calls.steps import StepIndex
+from tapelint.analysis.training_state.constructors import StateKind
+from tapelint.analysis.training_state.state_creation import (
+    StateInStep,
+    Where,
+    state_created_per_step,
+)
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of
 

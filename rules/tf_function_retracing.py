@@ -3,8 +3,8 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tapelint.analysis import FileModel
-from tapelint.analysis.retracing import counter_arguments, creations_per_step
-from tapelint.analysis.steps import StepIndex
+from tapelint.analysis.calls.steps import StepIndex
+from tapelint.analysis.training_state.retracing import counter_arguments, creations_per_step
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of
 

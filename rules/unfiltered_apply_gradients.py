@@ -3,20 +3,20 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tapelint.analysis import FileModel
-from tapelint.analysis.appliers import helper_applies
-from tapelint.analysis.differentiability import no_gradient_lost_silently
-from tapelint.analysis.disconnection import discarded_output
-from tapelint.analysis.gradients import (
+from tapelint.analysis.calls.appliers import helper_applies
+from tapelint.analysis.file_model.model import ApplyCall, Scope
+from tapelint.analysis.file_model.test_code import is_test_code
+from tapelint.analysis.flow.differentiability import no_gradient_lost_silently
+from tapelint.analysis.gradient_routes.disconnection import discarded_output
+from tapelint.analysis.gradient_routes.gradients import (
     GradientFlow,
     applied_gradients,
     applies_one_variable,
     gradients_of,
     handles_none,
 )
-from tapelint.analysis.model import ApplyCall, Scope
-from tapelint.analysis.names import dotted_name
-from tapelint.analysis.optimizers import gradient_applies
-from tapelint.analysis.test_code import is_test_code
+from tapelint.analysis.gradient_routes.optimizers import gradient_applies
+from tapelint.analysis.project_model.names import dotted_name
 from tapelint.diagnostics import Applicability, Severity
 from tapelint.rule import Finding, FixIntent, NodeEdit, Rule, source_of, tape_label
 

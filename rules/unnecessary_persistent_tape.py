@@ -3,8 +3,8 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tapelint.analysis import FileModel, TapeInstance, Tri
-from tapelint.analysis.lifecycle import persistence_costs_nothing, serves_at_most_one_call
-from tapelint.analysis.model import is_recording
+from tapelint.analysis.file_model.model import is_recording
+from tapelint.analysis.tape_life.lifecycle import persistence_costs_nothing, serves_at_most_one_call
 from tapelint.diagnostics import Applicability, Severity
 from tapelint.rule import Finding, FixIntent, NodeEdit, Rule, tape_label
 

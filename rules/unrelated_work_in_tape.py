@@ -3,7 +3,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from tapelint.analysis import FileModel
-from tapelint.analysis.unrelated import unrelated_work
+from tapelint.analysis.tape_life.unrelated import unrelated_work
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of, tape_label
 

@@ -1,9 +1,9 @@
 from collections.abc import Iterator
 
 from tapelint.analysis import FileModel
-from tapelint.analysis.inspection import never_read, only_inspected
-from tapelint.analysis.late_watch import sources_watched_too_late
-from tapelint.analysis.watching import unwatched_sources
+from tapelint.analysis.flow.watching import unwatched_sources
+from tapelint.analysis.tape_life.inspection import never_read, only_inspected
+from tapelint.analysis.tape_life.late_watch import sources_watched_too_late
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, tape_label
 

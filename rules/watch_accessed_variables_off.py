@@ -1,9 +1,9 @@
 from collections.abc import Iterator
 
 from tapelint.analysis import FileModel
-from tapelint.analysis.expressions import call_argument
-from tapelint.analysis.inspection import only_inspected
-from tapelint.analysis.watching import never_watched_call
+from tapelint.analysis.file_model.expressions import call_argument
+from tapelint.analysis.flow.watching import never_watched_call
+from tapelint.analysis.tape_life.inspection import only_inspected
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, tape_label
 

@@ -1,8 +1,8 @@
 from collections.abc import Iterator
 
 from tapelint.analysis import FileModel, Tri
-from tapelint.analysis.keras_objects import KerasObjects, uses_legacy_keras
-from tapelint.analysis.watching import watched_argument
+from tapelint.analysis.flow.watching import watched_argument
+from tapelint.analysis.keras.keras_objects import KerasObjects, uses_legacy_keras
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of
 

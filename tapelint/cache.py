@@ -53,7 +53,7 @@ from typing import Any
 
 import tapelint
 from tapelint import rules as rules_package
-from tapelint.analysis.summaries import ModuleSummary
+from tapelint.analysis.project_model.summaries import ModuleSummary
 from tapelint.config import Settings
 from tapelint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Related, Severity
 from tapelint.engine import FileAnalysis

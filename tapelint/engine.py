@@ -19,9 +19,9 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from tapelint.analysis import FileModel, build_model
-from tapelint.analysis.function_summaries import summarize
-from tapelint.analysis.summaries import ModuleSummary, ProjectIndex
-from tapelint.analysis.test_code import in_test_definition, is_test_path
+from tapelint.analysis.file_model.test_code import in_test_definition, is_test_path
+from tapelint.analysis.project_model.summaries import ModuleSummary, ProjectIndex
+from tapelint.analysis.summarising.function_summaries import summarize
 from tapelint.call_starts import CallStarts
 from tapelint.config import DEFAULT_MAX_FILE_SIZE
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position, Related

@@ -11,7 +11,7 @@ from typing import ClassVar
 import libcst as cst
 
 from tapelint.analysis import FileModel, TapeInstance
-from tapelint.analysis.summaries import Site
+from tapelint.analysis.project_model.summaries import Site
 from tapelint.diagnostics import Applicability, Severity
 
 # The documentation site (mkdocs.yml's `site_url`). Each rule's page there, `rules/CODE/`, is

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tapelint import parallel
-from tapelint.analysis.summaries import ModuleSummary
+from tapelint.analysis.project_model.summaries import ModuleSummary
 from tapelint.cache import ResultCache
 from tapelint.checking import (
     Analysed,

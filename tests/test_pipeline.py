@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 
 from tapelint import parallel
-from tapelint.analysis.summaries import ProjectIndex
+from tapelint.analysis.project_model.summaries import ProjectIndex
 from tapelint.engine import Linter, ModuleContext
 from tapelint.project import imports as imports_module
 from tapelint.registry import all_rules

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tapelint.analysis.summaries import Built
+from tapelint.analysis.project_model.summaries import Built
 from tapelint.cache import ResultCache
 from tapelint.config import Settings
 from tapelint.engine import Linter, ModuleContext

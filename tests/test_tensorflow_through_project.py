@@ -11,9 +11,9 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tapelint.analysis.module_bindings import module_bindings
-from tapelint.analysis.names import ImportTable
-from tapelint.analysis.summaries import MAX_LOOKUP_STEPS, ModuleSummary, ProjectIndex
+from tapelint.analysis.project_model.module_bindings import module_bindings
+from tapelint.analysis.project_model.names import ImportTable
+from tapelint.analysis.project_model.summaries import MAX_LOOKUP_STEPS, ModuleSummary, ProjectIndex
 from tapelint.project.imports import import_summary, line_start_imports
 from tapelint.project.modules import ModuleName
 from tests.cli_helpers import run_cli, write

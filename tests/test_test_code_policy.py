@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tapelint.analysis.test_code import is_test_path
+from tapelint.analysis.file_model.test_code import is_test_path
 from tapelint.config import DEFAULT_PER_FILE_IGNORES, TEST_CODE_IGNORES, load_settings
 from tapelint.globs import Globs
 

@@ -21,9 +21,9 @@ import re
 import libcst as cst
 
 from tapelint.analysis import build_model
-from tapelint.analysis.function_summaries import builder_summary
-from tapelint.analysis.keras_state import may_show_state
-from tapelint.analysis.summaries import FunctionSummary
+from tapelint.analysis.keras.keras_state import may_show_state
+from tapelint.analysis.project_model.summaries import FunctionSummary
+from tapelint.analysis.summarising.function_summaries import builder_summary
 from tapelint.project.modules import ModuleName
 from tapelint.source import Literals, SyntaxProblem, relevant_source
 

@@ -6,9 +6,9 @@ re-exports (`from .utils import get_grads`), a `common.py` star-imports, a `comp
 binds `tf_keras` to whichever Keras is installed. For those, when a name another module
 asks about leads into it, its imports alone are read with Python's `ast` (several times
 cheaper than a full analysis), as a summary with no functions: the same bindings a full
-analysis would record (`tapelint.analysis.module_bindings`). Imports inside functions and
-classes are not bindings of the module and are skipped; those under a top-level `if` or
-`try` (`try: from .fast import f` / `except ImportError: ...`) count.
+analysis would record (`analysis.project_model.module_bindings`). Imports inside
+functions and classes are not bindings of the module and are skipped; those under a
+top-level `if` or `try` (`try: from .fast import f` / `except ImportError: ...`) count.
 
 Most such modules (a package's `__init__.py`, a large module of ops) import only at the top,
 every statement at the start of a line: then those statements alone are parsed, not the
@@ -23,8 +23,8 @@ import ast
 import bisect
 import re
 
-from tapelint.analysis.module_bindings import module_bindings
-from tapelint.analysis.summaries import ModuleSummary
+from tapelint.analysis.project_model.module_bindings import module_bindings
+from tapelint.analysis.project_model.summaries import ModuleSummary
 from tapelint.project.modules import ModuleName
 from tapelint.source import Literals
 

@@ -29,8 +29,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from tapelint.analysis.library import LIBRARY
-from tapelint.analysis.summaries import (
+from tapelint.analysis.project_model.library import LIBRARY
+from tapelint.analysis.project_model.summaries import (
     CallResult,
     Flow,
     Forward,

@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from tapelint.analysis.names import canonical, is_tensorflow_or_keras
-from tapelint.analysis.summaries import FunctionSummary, ModuleSummary, ProjectIndex
+from tapelint.analysis.project_model.names import canonical, is_tensorflow_or_keras
+from tapelint.analysis.project_model.summaries import FunctionSummary, ModuleSummary, ProjectIndex
 from tapelint.cache import ResultCache
 from tapelint.checking import (
     FileTask,

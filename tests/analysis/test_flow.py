@@ -3,7 +3,7 @@
 import pytest
 
 from tapelint.analysis import Tri
-from tapelint.analysis.lifecycle import escapes, serves_at_most_one_call
+from tapelint.analysis.tape_life.lifecycle import escapes, serves_at_most_one_call
 from tests.analysis.helpers import model_of
 
 HEADER = "import tensorflow as tf\n"

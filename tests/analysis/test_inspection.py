@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 
 from tapelint.analysis import build_model
-from tapelint.analysis.inspection import only_inspected
+from tapelint.analysis.tape_life.inspection import only_inspected
 
 TAPE = (
     "import tensorflow as tf\nimport logging\n"

@@ -6,9 +6,15 @@ import libcst as cst
 import pytest
 
 from tapelint.analysis import Tri
-from tapelint.analysis.keras_calls import calls_without_training
-from tapelint.analysis.keras_objects import How, KerasObjects
-from tapelint.analysis.summaries import Built, Flow, FunctionSummary, ModuleSummary, ProjectIndex
+from tapelint.analysis.keras.keras_calls import calls_without_training
+from tapelint.analysis.keras.keras_objects import How, KerasObjects
+from tapelint.analysis.project_model.summaries import (
+    Built,
+    Flow,
+    FunctionSummary,
+    ModuleSummary,
+    ProjectIndex,
+)
 from tapelint.engine import Linter
 from tapelint.registry import rule_by_code_or_name
 from tests.analysis.helpers import code, model_of

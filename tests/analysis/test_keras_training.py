@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tapelint.analysis.keras_objects import KerasObjects
-from tapelint.analysis.keras_training import USES_TRAINING, TrainingSensitivity
+from tapelint.analysis.keras.keras_objects import KerasObjects
+from tapelint.analysis.keras.keras_training import USES_TRAINING, TrainingSensitivity
 from tapelint.engine import Linter
 from tapelint.registry import rule_by_code_or_name
 from tests.analysis.helpers import model_of

@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from tapelint.analysis.optimizers import Library, Optimizers, gradient_applies, library_of_class
+from tapelint.analysis.gradient_routes.optimizers import (
+    Library,
+    Optimizers,
+    gradient_applies,
+    library_of_class,
+)
 from tests.analysis.helpers import model_of
 
 HEADER = "import tensorflow as tf\nimport keras\nimport sonnet as snt\n"

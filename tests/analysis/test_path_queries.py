@@ -3,12 +3,16 @@ gradients are applied to, and per-gradient transforms."""
 
 import pytest
 
-from tapelint.analysis.differentiability import path_breaks
-from tapelint.analysis.expressions import argument_value
-from tapelint.analysis.gradients import applied_pairing, gradients_of, swapped_pairing
-from tapelint.analysis.identity import same_object_lists, variable_lists_differ
-from tapelint.analysis.keras_calls import calls_without_training
-from tapelint.analysis.transforms import unguarded_transforms
+from tapelint.analysis.file_model.expressions import argument_value
+from tapelint.analysis.flow.differentiability import path_breaks
+from tapelint.analysis.gradient_routes.gradients import (
+    applied_pairing,
+    gradients_of,
+    swapped_pairing,
+)
+from tapelint.analysis.gradient_routes.identity import same_object_lists, variable_lists_differ
+from tapelint.analysis.gradient_routes.transforms import unguarded_transforms
+from tapelint.analysis.keras.keras_calls import calls_without_training
 from tests.analysis.helpers import code, model_of
 
 HEADER = "import tensorflow as tf\n"

@@ -7,7 +7,7 @@ import libcst as cst
 import pytest
 
 from tapelint.analysis import build_model
-from tapelint.analysis.lifecycle import unreleased
+from tapelint.analysis.tape_life.lifecycle import unreleased
 from tests.analysis.helpers import code, model_of
 
 HEADER = "import tensorflow as tf\nimport numpy as np\n"

@@ -7,13 +7,13 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tapelint.analysis.repetition import (
+from tapelint.analysis.calls.steps import StepIndex
+from tapelint.analysis.training_state.repetition import (
     Persistence,
     Repetitions,
     changes_trainability,
     counts_passes,
 )
-from tapelint.analysis.steps import StepIndex
 from tests.analysis.helpers import code, model_of
 
 FRESH, PERSISTS, UNKNOWN = Persistence.FRESH, Persistence.PERSISTS, Persistence.UNKNOWN

@@ -7,9 +7,7 @@ import libcst as cst
 import pytest
 
 from tapelint.analysis import Tri
-from tapelint.analysis.keras_objects import KerasObjects, all_variables_in_sources
-from tapelint.analysis.late_watch import sources_watched_too_late
-from tapelint.analysis.watching import (
+from tapelint.analysis.flow.watching import (
     covers,
     is_plain_tensor,
     never_watched_call,
@@ -18,6 +16,8 @@ from tapelint.analysis.watching import (
     watch_calls,
     watched_argument,
 )
+from tapelint.analysis.keras.keras_objects import KerasObjects, all_variables_in_sources
+from tapelint.analysis.tape_life.late_watch import sources_watched_too_late
 from tests.analysis.helpers import code, model_of
 
 HEADER = "import numpy as np\nimport tensorflow as tf\nimport keras\n"

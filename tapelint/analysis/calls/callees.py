@@ -1,0 +1,244 @@
+"""Which function a call runs, by qualified name: the name the project index knows it by.
+
+Resolved: a function or class of this module (by its definition, `module.f`,
+`module.Class.method`, `module.outer.inner` for a nested function), an imported name
+(`from .utils import grad`, `import pkg.utils as u; u.grad(...)`), `self.method(...)`
+inside a class (the index follows the class's bases), `agent.method(...)` where every
+binding of `agent` is an instance of one class of this module, and, in a module that
+star-imports, a name bound nowhere else (the index looks it up in the star-imported
+modules). Anything else (a parameter, an attribute of an unknown object, a lambda) has no
+name.
+"""
+
+from __future__ import annotations
+
+import builtins
+import sys
+from dataclasses import dataclass
+from weakref import WeakKeyDictionary
+
+import libcst as cst
+
+from tapelint.analysis.file_model.model import CallSite, Def, DefKind, FileModel, Scope
+from tapelint.analysis.project_model.names import absolute
+
+_BUILTINS = frozenset(dir(builtins))
+# Top-level packages whose functions never have a summary of the project's (the library
+# table's are found through calls, not forwards).
+_ELSEWHERE = frozenset(
+    {*sys.stdlib_module_names, "tensorflow", "keras", "numpy", "jax", "torch", "scipy", "absl"}
+)
+
+
+@dataclass(frozen=True)
+class Callee:
+    target: str  # the qualified name
+    bound: bool  # called on an instance (`self.m(x)`): argument 0 is parameter 1
+
+
+def callee_of(model: FileModel, call: cst.Call) -> Callee | None:
+    func = call.func
+    if isinstance(func, cst.Name):
+        return _named(model, func)
+    if not isinstance(func, cst.Attribute):
+        return None
+    qualified = model.imports.qualify(func)
+    if qualified is not None:
+        return Callee(_absolute(model, qualified), bound=False)
+    owner = func.value
+    if not isinstance(owner, cst.Name):
+        return None
+    if owner.value == "self":
+        cls = _enclosing_class(model, call)
+        if cls is not None:
+            return Callee(f"{qualified_name(model, cls)}.{func.attr.value}", bound=True)
+        return None
+    cls = instance_class(model, owner)
+    if cls is not None:
+        return Callee(f"{qualified_name(model, cls)}.{func.attr.value}", bound=True)
+    return None
+
+
+def outside_project(target: str) -> bool:
+    """Whether a qualified name is of a package that is never the project's (the standard
+    library, TensorFlow, Keras, NumPy, ...): the index holds no summary for it."""
+    return target.partition(".")[0] in _ELSEWHERE
+
+
+def plain_function(model: FileModel, call: cst.Call) -> cst.FunctionDef | None:
+    """The function of this file that a call by its bare name runs, when that is certain
+    and the call returns what its body returns: one `def` binds the name, with no decorator
+    (a cache, say, hands back the same object every time) and not `async`."""
+    if not isinstance(call.func, cst.Name):
+        return None
+    defs = model.defs_of(call.func)
+    if len(defs) != 1:
+        return None
+    (definition,) = defs
+    function = definition.stmt
+    if definition.kind is not DefKind.DEFINITION or not isinstance(function, cst.FunctionDef):
+        return None
+    if function.decorators or function.asynchronous is not None:
+        return None
+    return function
+
+
+def keyed_arguments(call: cst.Call, callee: Callee) -> list[tuple[str, cst.Arg]]:
+    """The call's arguments keyed as a summary's parameters are: by position (counting the
+    instance of a bound method call) or by keyword; `*args` / `**kwargs` are left out."""
+    keyed: list[tuple[str, cst.Arg]] = []
+    position = 1 if callee.bound else 0
+    for arg in call.args:
+        if arg.keyword is not None:
+            keyed.append((arg.keyword.value, arg))
+        elif not arg.star:
+            keyed.append((str(position), arg))
+            position += 1
+    return keyed
+
+
+def argument_for(
+    params: tuple[str, ...], param: int, arguments: dict[str, cst.Arg]
+) -> cst.Arg | None:
+    """The argument a call gives parameter `param` of a function with these parameters."""
+    if str(param) in arguments:
+        return arguments[str(param)]
+    if param < len(params):
+        return arguments.get(params[param])
+    return None
+
+
+def arguments_passed(model: FileModel, d: Def) -> list[cst.BaseExpression | None] | None:
+    """What each call of this file passes to parameter `d` of a function of the file (None
+    for a call that passes nothing there), or None when `d` is not such a parameter."""
+    function = d.stmt
+    if d.kind is not DefKind.PARAM or not isinstance(function, cst.FunctionDef):
+        return None
+    params = function.params
+    names = tuple(
+        p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+    )
+    if d.name not in names:
+        return None
+    index = names.index(d.name)
+    passed: list[cst.BaseExpression | None] = []
+    for call, callee in (
+        _names(model).calls_by_target(model).get(qualified_name(model, function), [])
+    ):
+        argument = argument_for(names, index, dict(keyed_arguments(call, callee)))
+        passed.append(argument.value if argument is not None else None)
+    return passed
+
+
+def qualified_name(model: FileModel, node: cst.CSTNode) -> str:
+    """`module.Class.method` for a function or class defined in this module."""
+    return f"{model.module_name}.{_local_names(model).get(node, '?')}"
+
+
+def local_name(model: FileModel, node: cst.CSTNode) -> str | None:
+    """`Class.method` for a function or class of this module, without the module."""
+    return _local_names(model).get(node)
+
+
+def _named(model: FileModel, name: cst.Name) -> Callee | None:
+    defs = model.defs_of(name)
+    if not defs:
+        if model.imports.star_modules and name.value not in _BUILTINS:
+            return Callee(f"{model.module_name}.{name.value}", bound=False)
+        return None
+    if all(d.kind is DefKind.IMPORT for d in defs):
+        qualified = model.imports.qualify(name)
+        return Callee(_absolute(model, qualified), bound=False) if qualified else None
+    made = {d.stmt for d in defs if d.kind is DefKind.DEFINITION}
+    if len(made) != 1 or len(made) != len(defs):
+        return None
+    (definition,) = made
+    if not isinstance(definition, cst.FunctionDef):
+        return None
+    return Callee(qualified_name(model, definition), bound=False)
+
+
+def _absolute(model: FileModel, qualified: str) -> str:
+    return absolute(qualified, model.module_name, is_package=model.is_package)
+
+
+def _enclosing_class(model: FileModel, call: cst.Call) -> cst.ClassDef | None:
+    """The class of the method `self` belongs to at `call`: the innermost function whose
+    parent is a class, past nested functions and lambdas (which see the method's `self`)."""
+    site = call_site(model, call)
+    scope: Scope | None = site.scope if site is not None else None
+    while scope is not None:
+        parent = scope.parent
+        is_method = parent is not None and isinstance(parent.node, cst.ClassDef)
+        if isinstance(scope.node, cst.FunctionDef) and is_method:
+            return parent.node
+        scope = parent
+    return None
+
+
+def instance_class(model: FileModel, name: cst.Name) -> cst.ClassDef | None:
+    """The one class of this module every binding of `name` is an instance of."""
+    classes: set[cst.ClassDef] = set()
+    for d in model.defs_of(name):
+        value = d.value
+        if d.kind is not DefKind.ASSIGN or d.unpack_index or not isinstance(value, cst.Call):
+            return None
+        if not isinstance(value.func, cst.Name):
+            return None
+        made = [
+            c.stmt
+            for c in model.defs_of(value.func)
+            if c.kind is DefKind.DEFINITION and isinstance(c.stmt, cst.ClassDef)
+        ]
+        if len(made) != 1:
+            return None
+        classes.add(made[0])
+    return classes.pop() if len(classes) == 1 else None
+
+
+class _Names:
+    def __init__(self, model: FileModel) -> None:
+        self.local: dict[cst.CSTNode, str] = {}
+        for scope in model.scopes:
+            node = scope.node
+            if not isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            parts = [node.name.value]
+            parent = scope.parent
+            while parent is not None and isinstance(parent.node, (cst.FunctionDef, cst.ClassDef)):
+                parts.append(parent.node.name.value)
+                parent = parent.parent
+            self.local[node] = ".".join(reversed(parts))
+        self.sites = {site.node: site for site in model.calls}
+        # No reference to the model: it is this object's key in a WeakKeyDictionary, which
+        # a reference from the value would keep alive for good (a leak per check).
+        self._by_target: dict[str, list[tuple[cst.Call, Callee]]] | None = None
+
+    def calls_by_target(self, model: FileModel) -> dict[str, list[tuple[cst.Call, Callee]]]:
+        """The calls of the file by the qualified name of what they call."""
+        if self._by_target is None:
+            self._by_target = {}
+            for site in model.calls:
+                callee = callee_of(model, site.node)
+                if callee is not None:
+                    self._by_target.setdefault(callee.target, []).append((site.node, callee))
+        return self._by_target
+
+
+_NAMES: WeakKeyDictionary[FileModel, _Names] = WeakKeyDictionary()
+
+
+def _names(model: FileModel) -> _Names:
+    found = _NAMES.get(model)
+    if found is None:
+        found = _NAMES[model] = _Names(model)
+    return found
+
+
+def _local_names(model: FileModel) -> dict[cst.CSTNode, str]:
+    return _names(model).local
+
+
+def call_site(model: FileModel, call: cst.Call) -> CallSite | None:
+    """The site the model recorded for `call`."""
+    return _names(model).sites.get(call)

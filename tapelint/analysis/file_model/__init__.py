@@ -1,0 +1,15 @@
+"""One module's tape model: the single walk over a parsed module and the data it builds
+(scopes, definitions, tapes, tape calls, call sites), with the small syntactic questions
+everything else asks.
+
+- `expressions`: small syntactic questions (names an expression reads, arguments, blocks,
+  is a node inside another).
+- `model`: the model's data (`FileModel`, `Def`, `Use`, `TapeInstance`, `TapeCall`,
+  `CallSite`, `Tri`) and its indexes (calls on a tape, calls a statement makes).
+- `state`: the bindings carried along one path while the model is built.
+- `conversions`: which calls convert a value to NumPy, leaving TensorFlow (asked by
+  `builder`, which records them as NumPy calls).
+- `builder`: the one walk that builds the `FileModel` (scopes, definitions, uses, tapes,
+  tape calls, apply calls, NumPy calls, None checks, every call site).
+- `test_code`: is a file or a function part of a test suite? (TAP401)
+"""

@@ -1,0 +1,13 @@
+"""Where gradients go after `tape.gradient`: which calls apply them and with which
+optimizer, what they are paired with, which transforms touch them, and whether None is
+handled on the way.
+
+- `gradients`: where a gradient call's results go, what `apply_gradients` pairs, and is
+  None handled on the way? (TAP401, TAP402)
+- `optimizers`: is the receiver of `.apply(...)` / `.apply_gradients(...)` a Keras
+  optimizer, another library's, or unknown: which calls apply gradients? (TAP401, TAP402)
+- `identity`: do two expressions certainly denote different variable lists? (TAP402)
+- `transforms`: which per-gradient transforms run unguarded over raw gradients? (TAP403)
+- `disconnection`: does a tape's block throw a model output away, the evidence TAP401 asks
+  for in test code?
+"""

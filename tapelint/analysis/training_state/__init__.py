@@ -1,0 +1,17 @@
+"""Training state across steps: compiled functions traced again and again, and
+optimizers, models and variables rebuilt by a repeated step.
+
+- `sweeps`: is a loop a sweep over cases written out in the code, and is a loop variable
+  one of its case values? (TAP501)
+- `retracing`: which `tf.function`s are created per step or called with a changing Python
+  value? (TAP501)
+- `constructors`: which calls build training state (optimizers, models, layers,
+  variables), and what each holds: slots, variables made at construction? (TAP502)
+- `graph_building`: which code builds a graph once, or is lifted by `tf.init_scope`?
+  (TAP502)
+- `repetition`: what does one iteration of a loop (or one call of a function called in
+  a loop) train, and is each optimizer and trained object the same in every repetition?
+  (TAP502)
+- `state_creation`: which constructions of training state does a repeated step rebuild
+  while the same variables train, or create variables in compiled code? (TAP502)
+"""
