@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tapelint.analysis import summaries
+from tapelint.analysis.project_model import summaries
 from tapelint.config import Settings
 from tapelint.engine import FileAnalysis, Linter, ModuleContext
 from tapelint.project.imports import import_summary
