@@ -1,11 +1,11 @@
 """The tape model: what a module does with its gradient tapes. No rules and no TensorFlow here.
 
 `build_model` walks a parsed module once; the subpackages answer questions about it. They are
-layers, listed from the bottom: a module imports from its own subpackage and from those above
-it in this list, never from one below (`tests/analysis/test_package_docs.py` checks it), so
-facts flow one way: the project's names, one file's model, calls, flow in a block, Keras
-objects, where gradients go, a tape's life, training state, and last the summaries a module
-gives its callers.
+layers, listed from the bottom: a module imports from its own subpackage and from those
+listed before it, never from one listed after it (`tests/analysis/test_package_docs.py`
+checks it), so facts flow one way: the project's names, one file's model, calls, flow in a
+block, Keras objects, where gradients go, a tape's life, training state, and last the
+summaries a module gives its callers.
 
 - `project_model`: what a name is across modules and cells, and what functions do with
   gradients as data (summaries, the library table, the project index).
