@@ -20,8 +20,8 @@ class MissingTrainingFlag(Rule):
       `SpectralNormalization`, random augmentation (`RandomFlip`, ...), and recurrent or
       attention layers built with a nonzero `dropout=` / `recurrent_dropout=`
       (`Bidirectional` and `TimeDistributed` as the layer they wrap);
-    - a `keras.applications` model (batch normalisation inside; not `VGG16`/`VGG19` or the
-      `ConvNeXt` family, which have none);
+    - a `keras.applications` model trained from scratch (`weights=None`; batch
+      normalisation inside; not `VGG16`/`VGG19` or the `ConvNeXt` family, which have none);
     - a `keras.Sequential` of such layers (also grown with `.add()`), or a functional
       `keras.Model(inputs, outputs)` whose outputs are computed with one;
     - an instance of a class of this file (or `self` in one, or `self.encoder` assigned
@@ -51,7 +51,9 @@ class MissingTrainingFlag(Rule):
     argument; a model passed in as a parameter, loaded, or built somewhere this file does not
     show; a sub-model called with an explicit `training=` when a functional model was built
     (`base(inputs, training=False)` stays in inference mode whatever the outer call says);
-    models the tape does not train (a target network, a distillation teacher, a frozen
+    a `keras.applications` model with pretrained weights (the default `weights="imagenet"`),
+    whose batch normalisation Keras' transfer-learning guide recommends keeping in inference
+    mode while fine-tuning; models the tape does not train (a target network, a distillation teacher, a frozen
     feature extractor, and every model in a tape that differentiates with respect to its
     inputs: saliency maps, integrated gradients, adversarial examples), which run in
     inference mode on purpose; calls under `tape.stop_recording()`.

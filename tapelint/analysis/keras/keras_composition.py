@@ -52,8 +52,9 @@ class CompositionSearch:
         property by itself (wrappers are followed by the walk)."""
         raise NotImplementedError
 
-    def application(self, name: str) -> str | None:
-        """The part's name when the `keras.applications` model `name` has the property."""
+    def application(self, name: str, call: cst.Call) -> str | None:
+        """The part's name when the `keras.applications` model `name`, built by `call`, has
+        the property."""
         raise NotImplementedError
 
     def class_answer(self, class_name: str, methods: dict[str, ast.FunctionDef]) -> str | None:
@@ -97,7 +98,7 @@ class CompositionSearch:
             return None
         name = qualified.rsplit(".", 1)[-1]
         if is_application(qualified):
-            return self.application(name)
+            return self.application(name, call)
         if qualified in _SEQUENTIAL_MODELS:
             return self._sequential(call, seen)
         if qualified in _FUNCTIONAL_MODELS:

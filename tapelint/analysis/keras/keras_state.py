@@ -96,7 +96,7 @@ class NonTrainableState(CompositionSearch):
         kind = "model" if origin.is_model else "layer"
         return f"{part} in the {kind} `{function}` returns" if part is not None else None
 
-    def application(self, name: str) -> str | None:
+    def application(self, name: str, call: cst.Call) -> str | None:
         return None if name.startswith(INSENSITIVE_APPLICATIONS) else name
 
     def class_answer(self, class_name: str, methods: dict[str, ast.FunctionDef]) -> str | None:

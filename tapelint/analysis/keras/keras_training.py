@@ -17,7 +17,14 @@ out of a model) or known to be insensitive. The walk over a model's parts is
 `keras_composition`'s; what is particular to this question:
 
 - `keras.applications` models all contain batch normalisation except `VGG16`, `VGG19` and
-  the `ConvNeXt` family (layer normalisation, no stochastic depth by default);
+  the `ConvNeXt` family (layer normalisation, no stochastic depth by default). One built
+  with pretrained weights (`weights=` anything but `None`; the default is `"imagenet"`)
+  does not count: Keras' transfer-learning guide recommends keeping a pretrained model's
+  batch normalisation in inference mode while fine-tuning, which is what a call without
+  `training=` does, so "pass `training=True`" would be the wrong advice there. (The dropout
+  some families add, EfficientNet's stochastic depth and MobileNet's classification top,
+  then does not run either; advice that turned it on would also unfreeze the batch
+  statistics, so it is left alone too);
 - a sub-model called in a functional model's graph with an explicit `training=` keeps that
   mode and does not count;
 - an instance of a class of this file is training-sensitive when its `__init__` or `build`
@@ -34,7 +41,7 @@ import ast
 
 import libcst as cst
 
-from tapelint.analysis.file_model.expressions import argument_value
+from tapelint.analysis.file_model.expressions import argument_value, is_none
 from tapelint.analysis.keras.keras_composition import CompositionSearch, is_zero
 
 STATELESS_TRAINING_LAYERS = frozenset(
@@ -86,8 +93,10 @@ class TrainingSensitivity(CompositionSearch):
     def built_in_layer(self, name: str, call: cst.Call) -> str | None:
         return name if name in _STATEFUL_TRAINING_LAYERS else random_part(name, call)
 
-    def application(self, name: str) -> str | None:
-        return None if name.startswith(INSENSITIVE_APPLICATIONS) else name
+    def application(self, name: str, call: cst.Call) -> str | None:
+        if name.startswith(INSENSITIVE_APPLICATIONS):
+            return None
+        return None if _pretrained(call) else name
 
     def counts_call(self, call: cst.Call) -> bool:
         """A sub-model called with an explicit `training=` keeps that mode."""
@@ -107,6 +116,14 @@ class TrainingSensitivity(CompositionSearch):
         if forward is not None and _reads_training(forward):
             return USES_TRAINING
         return None
+
+
+def _pretrained(call: cst.Call) -> bool:
+    """An application built with pretrained weights: `weights=` is not written `None` (its
+    default is `"imagenet"`; a path or another name loads weights too)."""
+    # By keyword only: the position of `weights` differs from family to family.
+    weights = argument_value(call, -1, "weights")
+    return weights is None or not is_none(weights)
 
 
 def _has_parameter(function: ast.FunctionDef, name: str) -> bool:
