@@ -35,6 +35,11 @@ def _sensitive(setup: str, expr: str) -> str | None:
         ("layers.Bidirectional(layers.LSTM(8, dropout=0.3))", "LSTM(dropout=...)"),
         ("layers.TimeDistributed(layers.Dropout(0.3))", "Dropout"),
         ("keras.applications.ResNet50(weights=None)", "ResNet50"),
+        # Pretrained: Keras recommends its batch normalisation stay in inference mode while
+        # fine-tuning, which is what a call without `training=` does.
+        ("keras.applications.ResNet50()", None),
+        ("keras.applications.ResNet50(weights='imagenet', include_top=False)", None),
+        ("keras.applications.EfficientNetB0(weights='weights.h5')", None),
         # Verified in Keras 3: the same output in training and inference.
         ("layers.LayerNormalization()", None),
         ("layers.GroupNormalization(4)", None),
