@@ -1,6 +1,7 @@
 from collections.abc import Iterator
 
 from tapelint.analysis import FileModel
+from tapelint.analysis.gradient_routes.helper_transforms import helper_transforms
 from tapelint.analysis.gradient_routes.transforms import unguarded_transforms
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of, tape_label
@@ -63,4 +64,15 @@ class NoneUnsafeGradientTransform(Rule):
                 f"`{source_of(model, transform.node)}` runs on each gradient from "
                 f"`{tape}.gradient` and raises when one is None; guard it "
                 f"(`None if {g} is None else ...`) or filter out None gradients first",
+            )
+        for handed in helper_transforms(model):
+            tape = tape_label(handed.origin.tape, "tape")
+            helper = source_of(model, handed.helper)
+            op = handed.site
+            yield Finding(
+                handed.node,
+                f"`{helper}` runs {op.label} ({op.where(model.path)}) on each gradient from "
+                f"`{tape}.gradient` and raises when one is None; guard it there "
+                f"(`None if g is None else ...`) or filter out None gradients first",
+                related=(op,),
             )
