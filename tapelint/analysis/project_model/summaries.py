@@ -469,9 +469,10 @@ class ProjectIndex:
 
     def transforms(self, qualified: str) -> tuple[Transformed, ...]:
         """What the function `qualified` runs, unguarded, on its parameters or on each of
-        their elements (TAP403); recorded as a question of its own (`TRANSFORMS_OF`)."""
-        if self.own_module is None or not qualified.startswith(self.own_module + "."):
-            self.asked.add(TRANSFORMS_OF + qualified)
+        their elements (TAP403); recorded as a question of its own (`TRANSFORMS_OF`), also
+        for a name of the checked module: a method of its class may be a base class's, in
+        a module that only this question makes the project read."""
+        self.asked.add(TRANSFORMS_OF + qualified)
         summary = self.function(qualified)
         return summary.transforms if summary is not None else ()
 
