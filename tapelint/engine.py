@@ -300,7 +300,7 @@ def summarize_text(text: str, path: str, context: ModuleContext) -> ModuleSummar
     )
     model.path = path
     locate = _Locator(model, SparseSource(text, ((1, 1),)), text.split("\n"))
-    return summarize(model, path, _placer(locate, None))
+    return summarize(model, path, _placer(locate, None), every_parameter=True)
 
 
 class _Locator:

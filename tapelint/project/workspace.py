@@ -83,13 +83,6 @@ def _import_statements(data: bytes) -> Iterator[bytes]:
         start = data.find(b"import", start + len(b"import"))
 
 
-def _summarized(summary: ModuleSummary, name: str) -> bool:
-    """Whether an analysed module's summary holds top-level function `name` or a method of
-    class `name`: its analysis then said all it knows of it."""
-    prefix = f"{name}."
-    return any(key == name or key.startswith(prefix) for key in summary.functions)
-
-
 def _bindable(names: frozenset[str]) -> frozenset[str]:
     """The names the project may bind to TensorFlow or Keras (those that are neither
     already, and are names, not questions of transforms): what a module's bindings, and so
@@ -266,7 +259,8 @@ class Project:
         binds the names it imports to (`_bound_summary`), with the Keras builders among
         the module's functions that its summary lacks (`tapelint.project.builders`) that
         were asked for so far, `wanted` included, and with `transforms`, what `wanted`
-        transforms when the summary does not say (`tapelint.project.transformers`)."""
+        transforms, read for that question (`tapelint.project.transformers`: the first
+        pass may have cut it out, or said only what it runs on each element)."""
         found = self._load_first(path, wanted)
         entry = self._modules.get(path)
         if found is None or entry is None:
@@ -277,13 +271,16 @@ class Project:
         if wanted not in summary.functions and wanted not in entry.builders:
             entry.builders[wanted] = self._built_by(path, entry, wanted)
         built = {key: f for key, f in entry.builders.items() if f is not None}
-        if transforms and not _summarized(summary, wanted):
-            if wanted not in entry.transformers:
-                entry.transformers[wanted] = self._transforms_of(path, entry, wanted)
-            built.update(entry.transformers[wanted])
-        if not built:
+        if transforms and wanted not in entry.transformers:
+            entry.transformers[wanted] = self._transforms_of(path, entry, wanted)
+        transformed = entry.transformers.get(wanted, {}) if transforms else {}
+        if not built and not transformed:
             return name, summary
-        return name, replace(summary, functions={**built, **summary.functions})
+        functions = {**built, **summary.functions}
+        for key, found in transformed.items():
+            known = functions.get(key)
+            functions[key] = replace(known, transforms=found.transforms) if known else found
+        return name, replace(summary, functions=functions)
 
     def _transforms_of(self, path: str, entry: _Module, wanted: str) -> dict[str, FunctionSummary]:
         """What the top-level function (or class) `wanted` of module `path` transforms;

@@ -24,7 +24,7 @@ def _facts(source: str) -> dict[str, list[tuple[int, bool, str]]]:
     """The transforms of the parameters named `g...` (the others, `s` in `g * s`, have
     facts too, of no use to a caller handing gradients)."""
     model = build_model(cst.parse_module(HEADER + textwrap.dedent(source)), module_name="m")
-    summary = summarize(model, "m.py", lambda node: (1, 1, None, None))
+    summary = summarize(model, "m.py", lambda node: (1, 1, None, None), every_parameter=True)
     found = {
         name: [
             (t.param, t.each, t.site.label.split("` in `")[0] + "`")
@@ -90,6 +90,19 @@ def test_what_a_function_runs_on_its_parameters(source, expected):
 )
 def test_guarded_or_none_safe_parameters_have_no_fact(source):
     assert _facts(source) == {}
+
+
+def test_a_module_says_what_its_mapped_functions_run_on_their_parameters_themselves():
+    source = (
+        "def add_noise(g):\n    return g + 1.0\n\n\n"
+        "def scale(g):\n    return g * 2.0\n\n\n"
+        "def step(grads):\n    return tf.nest.map_structure(add_noise, grads)\n"
+    )
+    model = build_model(cst.parse_module(HEADER + source), module_name="m")
+    summary = summarize(model, "m.py", lambda node: (1, 1, None, None))
+    assert {name for name, f in summary.functions.items() if f.transforms} == {"add_noise"}
+    every = summarize(model, "m.py", lambda node: (1, 1, None, None), every_parameter=True)
+    assert {name for name, f in every.functions.items() if f.transforms} == {"add_noise", "scale"}
 
 
 def _report(source: str, module: str = "m") -> list[tuple[str, str]]:

@@ -22,15 +22,17 @@ function's own (a lambda mapped over the parameter is the exception above).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
 import libcst as cst
 
-from tapelint.analysis.file_model.expressions import names_in, statements
-from tapelint.analysis.file_model.model import Def, DefKind, FileModel, Scope
+from tapelint.analysis.file_model.expressions import names_in
+from tapelint.analysis.file_model.model import Def, DefKind, FileModel, Scope, Use
 from tapelint.analysis.gradient_routes.gradients import GradientFlow, gradients_of, handles_none
 from tapelint.analysis.gradient_routes.transforms import (
     first_op_on,
     is_mapping,
+    mapped_arguments,
     mapped_lambda_op,
     none_tested,
     tests_in,
@@ -47,10 +49,11 @@ class ParameterTransform:
 
 
 def parameter_transforms(
-    model: FileModel, scope: Scope, calls: list[cst.Call]
+    model: FileModel, scope: Scope, calls: list[cst.Call], *, itself: bool
 ) -> list[ParameterTransform]:
     """The transforms of function `scope`'s parameters; `calls`: the calls it makes itself
-    (where a mapping call may be)."""
+    (where a mapping call may be); with `itself`, of the parameters themselves too (what
+    only a function mapped over gradients needs: `mapped_functions`)."""
     function = scope.node
     if not isinstance(function, cst.FunctionDef):
         return []
@@ -62,12 +65,29 @@ def parameter_transforms(
     for call in calls:
         for transform in _of_mapping(model, call, scope):
             found.setdefault((transform.param, True), transform)
-    for index, d in enumerate(_parameters(model, scope, function)):
+    for index, d in enumerate(_parameters(model, scope, function) if itself else ()):
         if d is not None:
             op = _own_op(model, function, d)
             if op is not None:
                 found.setdefault((index, False), ParameterTransform(index, False, op))
     return sorted(found.values(), key=lambda t: (t.param, not t.each))
+
+
+def mapped_functions(model: FileModel) -> frozenset[str]:
+    """The names of the functions this module maps (`tf.nest.map_structure(add_noise, g)`,
+    `map(self.scale, g)`): only they need the facts of their parameters themselves in the
+    module's own summary. (A function of another module is read again for them when a
+    check asks: `tapelint.project.transformers`.)"""
+    found: set[str] = set()
+    for site in model.calls:
+        if not is_mapping(model, site.node):
+            continue
+        function = mapped_arguments(site.node)[0]
+        if isinstance(function, cst.Name):
+            found.add(function.value)
+        elif isinstance(function, cst.Attribute):
+            found.add(function.attr.value)
+    return frozenset(found)
 
 
 def _of_loop(model: FileModel, d: Def, scope: Scope) -> list[ParameterTransform]:
@@ -132,15 +152,74 @@ def _parameters(model: FileModel, scope: Scope, function: cst.FunctionDef) -> li
 
 def _own_op(model: FileModel, function: cst.FunctionDef, d: Def) -> cst.BaseExpression | None:
     """The first op of the function's own body on parameter `d` itself, when nothing in the
-    body tests it."""
+    body tests it. Only the statements that read it are looked at (a test of it reads it),
+    and of a compound statement only its header: its body's statements read it themselves."""
     if none_tested(model, d):
         return None
-    body = statements(function.body)
-    tests = [test for stmt in body for test in tests_in(stmt)]
+    statements = _reading(model, d)
+    headers = [header for stmt in statements for header in _headers(stmt)]
+    tests = [stmt.test for stmt in statements if isinstance(stmt, (cst.If, cst.While))]
+    tests += [test for header in headers for test in tests_in(header)]
     if any(d in model.defs_of(name) for test in tests for name in names_in(test)):
         return None
-    for stmt in body:
-        op = first_op_on(model, stmt, d)
-        if op is not None:
-            return op
+    for stmt in statements:
+        if _in_try(model, stmt, function):
+            continue  # a `try` may catch what a None raises
+        for header in _headers(stmt):
+            op = first_op_on(model, header, d)
+            if op is not None:
+                return op
     return None
+
+
+def _reading(model: FileModel, d: Def) -> list[cst.CSTNode]:
+    """The statements of `d`'s own scope that read parameter `d`, in the walk's order."""
+    found: dict[cst.CSTNode, None] = {}
+    for use in _uses_of_parameters(model).get(d, []):
+        if use.scope is d.scope and use.stmt is not None:
+            found.setdefault(use.stmt)
+    return list(found)
+
+
+def _headers(stmt: cst.CSTNode) -> list[cst.CSTNode]:
+    """What of a statement runs where it stands: a simple statement, or a compound
+    statement's test, iterable or items (its blocks are statements of their own)."""
+    if isinstance(stmt, (cst.If, cst.While)):
+        return [stmt.test]
+    if isinstance(stmt, cst.For):
+        return [stmt.iter]
+    if isinstance(stmt, cst.With):
+        return [item.item for item in stmt.items]
+    if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return [stmt]
+    return []
+
+
+def _in_try(model: FileModel, stmt: cst.CSTNode, function: cst.FunctionDef) -> bool:
+    current: cst.CSTNode = stmt
+    while current is not function:
+        parent = model.stmt_parent.get(current)
+        if parent is None:
+            return False
+        current = parent[0]
+        if isinstance(current, (cst.Try, cst.TryStar)):
+            return True
+    return False
+
+
+_USES: WeakKeyDictionary[FileModel, dict[Def, list[Use]]] = WeakKeyDictionary()
+
+
+def _uses_of_parameters(model: FileModel) -> dict[Def, list[Use]]:
+    """Each parameter's uses, from the model's index of uses (one pass per module)."""
+    found = _USES.get(model)
+    if found is None:
+        found = {}
+        for use in model.uses_by_node.values():
+            for d in use.defs:
+                if d.kind is DefKind.PARAM:
+                    found.setdefault(d, []).append(use)
+        for uses in found.values():
+            uses.sort(key=lambda use: use.order)
+        _USES[model] = found
+    return found

@@ -46,7 +46,10 @@ from tapelint.analysis.gradient_routes.gradients import (
     handles_none,
 )
 from tapelint.analysis.gradient_routes.optimizers import gradient_applies
-from tapelint.analysis.gradient_routes.parameter_transforms import parameter_transforms
+from tapelint.analysis.gradient_routes.parameter_transforms import (
+    mapped_functions,
+    parameter_transforms,
+)
 from tapelint.analysis.project_model.module_bindings import module_bindings
 from tapelint.analysis.project_model.names import absolute
 from tapelint.analysis.project_model.summaries import (
@@ -69,9 +72,13 @@ from tapelint.analysis.summarising.keras_builders import Builders
 Locate = Callable[[cst.CSTNode], tuple[int, int, int | None, str | None]]
 
 
-def summarize(model: FileModel, path: str, locate: Locate) -> ModuleSummary:
-    """The summary of `model`'s module; `path` and `locate` place its sites."""
-    builder = _Summarizer(model, path, locate)
+def summarize(
+    model: FileModel, path: str, locate: Locate, *, every_parameter: bool = False
+) -> ModuleSummary:
+    """The summary of `model`'s module; `path` and `locate` place its sites. What a
+    function runs on its parameters themselves (not on their elements) is said of the
+    functions the module maps over structures, or with `every_parameter` of all."""
+    builder = _Summarizer(model, path, locate, None if every_parameter else mapped_functions(model))
     scopes = {
         name: scope
         for scope in model.scopes
@@ -160,8 +167,11 @@ def _forwards_that_can_apply(
 
 
 class _Summarizer:
-    def __init__(self, model: FileModel, path: str, locate: Locate) -> None:
+    def __init__(
+        self, model: FileModel, path: str, locate: Locate, mapped: frozenset[str] | None
+    ) -> None:
         self.model = model
+        self.mapped = mapped  # the functions whose parameters themselves count (None: all)
         self.path = path
         self.locate = locate
         self._applies_by_scope: dict[Scope, list[ApplyCall]] = {}
@@ -196,7 +206,12 @@ class _Summarizer:
                 found.each,
                 self._site(found.op, f"`{_code(self.model, found.op)}`", function),
             )
-            for found in parameter_transforms(self.model, scope, calls)
+            for found in parameter_transforms(
+                self.model,
+                scope,
+                calls,
+                itself=self.mapped is None or function.name.value in self.mapped,
+            )
         )
 
     def _spends(
