@@ -153,3 +153,16 @@ def test_what_a_helper_transforms_is_cached_and_follows_its_module(project: Path
     noise.write_text(NOISE.replace("return g + tf", "return None if g is None else g + tf"))
     edited = Project(settings, cache=cache, cwd=project)
     assert _diagnostics(edited, train, TRAIN) == []
+
+
+def test_a_helper_cut_out_of_a_module_with_a_tape(project: Path):
+    tape = (
+        "\n\ndef pretrain(model, x):\n    with tf.GradientTape() as tape:\n"
+        "        loss = tf.reduce_mean(model(x))\n"
+        "    return tape.gradient(loss, model.trainable_variables)\n"
+    )
+    write(project, "noise.py", NOISE + tape)
+    train = os.path.realpath(project / "train.py")
+    found = _diagnostics(Project(Settings(root=project), cwd=project), train, TRAIN)
+    assert [(line, code) for line, code, _ in found] == [(13, "TAP403")]
+    assert "(noise.py:5)" in found[0][2]
