@@ -6,10 +6,14 @@ A transform is an op applied to each gradient of a list that comes straight from
 `zip(grads, variables)` or `enumerate(grads)`), or a lambda mapped over it
 (`tf.nest.map_structure(lambda g: g / n, grads)`, which calls it with None too, or `map`).
 The op is arithmetic on the gradient (`g * scale`) or a TensorFlow / Keras call that takes
-it (`tf.clip_by_norm(g, c)`, `tf.math.l2_normalize(g)`); both raise on None. A call of a
-function TensorFlow does not define, building a tuple `(g, v)`, or `tf.clip_by_global_norm`
-(None-safe) is not one. A TensorFlow op mapped over the list as a function reference
-(`tf.nest.map_structure(tf.add, grads, accumulated)`) is one too.
+it (`tf.clip_by_norm(g, c)`, `tf.math.l2_normalize(g)`); both raise on None (so do
+`tf.identity` and `tf.convert_to_tensor`, measured on TensorFlow 2.21). A call of a
+function TensorFlow does not define (`helper_transforms` asks the project's summaries about
+those), building a tuple `(g, v)`, `tf.clip_by_global_norm` or a `tf.nest` function (both
+None-safe) is not one, and neither is an op inside a `try`. The list is raw as `raw_list`
+says: not one gradient picked out of it, nor its pairs. A TensorFlow op mapped over the
+list as a function reference (`tf.nest.map_structure(tf.add, grads, accumulated)`) is one
+too.
 
 Guarded means: the gradients come from `unconnected_gradients=ZERO` (never None), every
 source is named and reaches the target (`tape.gradient(loss, [w1, b1])` with a loss computed
