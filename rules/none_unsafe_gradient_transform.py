@@ -1,6 +1,7 @@
 from collections.abc import Iterator
 
 from tapelint.analysis import FileModel
+from tapelint.analysis.gradient_routes.helper_transforms import helper_transforms
 from tapelint.analysis.gradient_routes.transforms import unguarded_transforms
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of, tape_label
@@ -13,14 +14,23 @@ class NoneUnsafeGradientTransform(Rule):
     (`[tf.clip_by_norm(g, 5.0) for g in grads]`, `[g * scale for g in grads]`,
     `[(tf.math.l2_normalize(g), v) for g, v in zip(grads, variables)]`), in a `for` loop over
     the gradients, or in a lambda mapped over them (`tf.nest.map_structure(lambda g: g / n,
-    grads)`, `map(...)`). The report is at the op.
+    grads)`, `map(...)`). The report is at the op. Also behind your own functions, in this
+    file, another module of the project or an earlier notebook cell: the raw gradients
+    handed to a helper or method that runs such an op on each of them (`scale_all(grads,
+    0.5)`, `self.accumulate(grads)`), or a function mapped over them that runs one on its
+    parameter (`tf.nest.map_structure(add_noise, grads)`). The report is then at that call,
+    naming the function's op (a related location in JSON and SARIF). The gradients are
+    followed through `tf.cond` with lambda branches (`chosen = tf.cond(p, lambda: clipped,
+    lambda: grads)` is the raw list on one branch).
 
     Not flagged: a guarded transform (`if g is not None` in the comprehension,
     `None if g is None else ...`, `if g is None: continue`, a check before it that raises or
     logs), `tf.clip_by_global_norm` (it passes `None` through), gradients requested with
-    `unconnected_gradients=tf.UnconnectedGradients.ZERO` (never `None`), your own helper
-    functions (they may handle `None`), and the gradient of a single tensor or variable
-    (iterating over it walks its rows, which are never `None`). Once the list has gone
+    `unconnected_gradients=tf.UnconnectedGradients.ZERO` (never `None`), your own functions
+    that test what they are handed (`None if g is None else g + noise`, `isinstance(g,
+    tf.IndexedSlices)`, which leaves `None` as it is) or that are not known, and the
+    gradient of a single tensor or variable (iterating over it walks its rows, which are
+    never `None`). Once the list has gone
     through such a transform, TAP401 no longer follows it to `apply_gradients`; this rule
     covers that step.
 
@@ -63,4 +73,15 @@ class NoneUnsafeGradientTransform(Rule):
                 f"`{source_of(model, transform.node)}` runs on each gradient from "
                 f"`{tape}.gradient` and raises when one is None; guard it "
                 f"(`None if {g} is None else ...`) or filter out None gradients first",
+            )
+        for handed in helper_transforms(model):
+            tape = tape_label(handed.origin.tape, "tape")
+            helper = source_of(model, handed.helper)
+            op = handed.site
+            yield Finding(
+                handed.node,
+                f"`{helper}` runs {op.label} ({op.where(model.path)}) on each gradient from "
+                f"`{tape}.gradient` and raises when one is None; guard it there "
+                f"(`None if g is None else ...`) or filter out None gradients first",
+                related=(op,),
             )

@@ -30,7 +30,8 @@ class UnfilteredApplyGradients(Rule):
     call, `update_weights(grads)`, with the apply as a related place).
 
     "Straight" means through what repackages a list without looking at its entries: names,
-    slices and indexing, unpacking, `list`, `+`, `zip` and written-out pairs, and functions
+    slices and indexing, unpacking, `list`, `+`, `zip` and written-out pairs, `tf.cond` whose
+    branches are lambdas (either branch's list may be the one applied), and functions
     that keep None entries (`tf.clip_by_global_norm`, `tf.nest.flatten`, TF-Agents'
     `clip_gradient_norms`, a helper of the project that passes its argument through).
     Handling means any of, before the apply and on every path to it: a filter or

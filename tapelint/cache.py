@@ -13,7 +13,9 @@ Four kinds of entry, each the result of a pure function of what its key holds:
   nothing else;
 - the import bindings of a module that is not analysed (`tapelint.project.imports`),
   keyed by its bytes and its module name; and, keyed by those and a function's name, what
-  that top-level function of such a module builds (`tapelint.project.builders`);
+  that top-level function of such a module builds (`tapelint.project.builders`), and what
+  a top-level function or class whose transforms a check asked about transforms
+  (`tapelint.project.transformers`, keyed also by the path its sites are reported under);
 - a module's summary made with what the project binds the names it imports to (a module
   that gets `tf` from the project: `Project._bound_summary`), keyed and checked like a
   re-check, by `analysis_key` plus the digest of what the index says of the names its
@@ -59,8 +61,8 @@ from tapelint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position,
 from tapelint.engine import FileAnalysis
 from tapelint.registry import rule_by_code_or_name
 
-# Bump when the entry format changes.
-FORMAT = 4
+# Bump when the entry format changes (5: summaries hold `transforms`).
+FORMAT = 5
 
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -124,6 +126,12 @@ class ResultCache:
         """What a top-level function of a module that was not analysed builds (stored as
         an import-bindings entry is: a summary holding that function, or None)."""
         return self._key("builder", module, function, data)
+
+    def transforms_key(self, data: bytes, module: str, name: str, display: str) -> str:
+        """What a top-level function or class of a module transforms, its sites in the file
+        as reported at `display` (stored as an import-bindings entry is: a summary holding
+        those functions, or None)."""
+        return self._key("transforms", module, name, display, data)
 
     def _key(self, kind: str, *parts: str | bytes) -> str:
         digest = hashlib.sha256(self._salt)

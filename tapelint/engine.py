@@ -286,6 +286,23 @@ class Linter:
         return [Diagnostic(path, start, start, rule.code, rule.name, rule.severity, message)]
 
 
+def summarize_text(text: str, path: str, context: ModuleContext) -> ModuleSummary:
+    """The summary of a module's whole text, nothing sliced away, its sites placed in file
+    `path` as reported: for functions a first pass did not analyse (a module with no
+    trigger, a helper the slicer cut), when a check asks what they do to the gradients
+    they are handed (`tapelint.project.transformers`). Raises what parsing raises."""
+    text = with_newline_line_ends(text)
+    model = build_model(
+        cst.parse_module(text),
+        source_text=text,
+        module_name=context.name,
+        is_package=context.is_package,
+    )
+    model.path = path
+    locate = _Locator(model, SparseSource(text, ((1, 1),)), text.split("\n"))
+    return summarize(model, path, _placer(locate, None), every_parameter=True)
+
+
 class _Locator:
     """Positions of reported nodes in the file's own lines (1-based line and column).
 

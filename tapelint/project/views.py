@@ -17,6 +17,11 @@ module the index can consult for those names is then in the view, so the view an
 them as an index of the whole project would. Names are followed to MAX_DEPTH modules
 away from the file; a name further away is unknown (in every kind of run alike).
 
+A question of what a function does to each gradient it is handed (`transforms-of:` a
+name, `summaries.TRANSFORMS_OF`) is followed as its name is, and the module that defines
+it is loaded with that question, so that its function is read even where the module has
+no trigger (`tapelint.project.transformers`).
+
 A module seen under another name than its own (a script `agents/dqn.py`, itself `dqn`,
 imported as `agents.dqn` from the root) is the same summary with its own qualified names
 renamed (`renamed`).
@@ -31,12 +36,14 @@ from dataclasses import dataclass
 
 from tapelint.analysis.project_model.library import LIBRARY
 from tapelint.analysis.project_model.summaries import (
+    TRANSFORMS_OF,
     CallResult,
     Flow,
     Forward,
     FunctionSummary,
     ModuleSummary,
     ProjectIndex,
+    transforms_question,
 )
 from tapelint.project.modules import ModuleLayout
 
@@ -52,9 +59,9 @@ class View:
 
 
 # A module file's summary under its own module name, and that name, for a look-up of a
-# name in it (the first part of the rest of a qualified name); None when the file cannot
-# be read or parsed.
-LoadSummary = Callable[[str, str], tuple[str, ModuleSummary] | None]
+# name in it (the first part of the rest of a qualified name), with the transforms of
+# that name when the third argument is true; None when the file cannot be read or parsed.
+LoadSummary = Callable[[str, str, bool], tuple[str, ModuleSummary] | None]
 
 
 def build_view(
@@ -73,11 +80,14 @@ def build_view(
     pending = deque((name, 0) for name in sorted(names))
     while pending:
         name, depth = pending.popleft()
-        if name in followed or name in LIBRARY:
+        question = transforms_question(name)
+        plain = question if question is not None else name
+        if name in followed or plain in LIBRARY:
             continue
         followed.add(name)
-        for module, rest in _splits(name):
-            found = _module(module, rest.partition(".")[0], roots, own, layout, load)
+        for module, rest in _splits(plain):
+            head = rest.partition(".")[0]
+            found = _module(module, head, roots, own, layout, load, question is not None)
             if found is None:
                 continue
             path, summary = found
@@ -90,7 +100,11 @@ def build_view(
             if path is not None:
                 paths.add(path)
             if depth < MAX_DEPTH:
-                pending.extend((next_name, depth + 1) for next_name in _consulted(summary, rest))
+                consulted: Iterable[str] = _consulted(summary, rest)
+                if question is not None:  # where the name leads, unless it is defined here
+                    defined = rest in summary.functions
+                    consulted = () if defined else (TRANSFORMS_OF + n for n in consulted)
+                pending.extend((next_name, depth + 1) for next_name in consulted)
             break
     return View(ProjectIndex(modules.values()), frozenset(followed), frozenset(paths))
 
@@ -102,11 +116,12 @@ def _module(
     own: ModuleSummary | None,
     layout: ModuleLayout,
     load: LoadSummary,
+    transforms: bool,
 ) -> tuple[str | None, ModuleSummary] | None:
     if own is not None and module == own.module:
         return None, own
     path = layout.locate(module, roots)
-    loaded = load(path, wanted) if path is not None else None
+    loaded = load(path, wanted, transforms) if path is not None else None
     if loaded is None:
         return None
     name, summary = loaded

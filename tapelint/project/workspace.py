@@ -26,7 +26,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from tapelint.analysis.project_model.names import canonical, is_tensorflow_or_keras
-from tapelint.analysis.project_model.summaries import FunctionSummary, ModuleSummary, ProjectIndex
+from tapelint.analysis.project_model.summaries import (
+    FunctionSummary,
+    ModuleSummary,
+    ProjectIndex,
+    transforms_question,
+)
 from tapelint.cache import ResultCache
 from tapelint.checking import (
     FileTask,
@@ -47,6 +52,7 @@ from tapelint.project.imports import (
     import_summary,
 )
 from tapelint.project.modules import ModuleLayout, ModuleName
+from tapelint.project.transformers import transforms_of
 from tapelint.project.views import View, build_view
 
 # How many times a module is analysed again with the project's bindings, each with a view
@@ -79,8 +85,13 @@ def _import_statements(data: bytes) -> Iterator[bytes]:
 
 def _bindable(names: frozenset[str]) -> frozenset[str]:
     """The names the project may bind to TensorFlow or Keras (those that are neither
-    already): what a module's bindings, and so its summary, depend on."""
-    return frozenset(name for name in names if not is_tensorflow_or_keras(canonical(name)))
+    already, and are names, not questions of transforms): what a module's bindings, and so
+    its summary, depend on."""
+    return frozenset(
+        name
+        for name in names
+        if transforms_question(name) is None and not is_tensorflow_or_keras(canonical(name))
+    )
 
 
 @dataclass
@@ -98,6 +109,9 @@ class _Module:
     # nothing known); see `tapelint.project.builders`.
     builder_names: frozenset[str] | None = None
     builders: dict[str, FunctionSummary | None] = field(default_factory=dict)
+    # What the top-level names asked about in questions of transforms transform, by name,
+    # when its summary does not say (see `tapelint.project.transformers`).
+    transformers: dict[str, dict[str, FunctionSummary]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -238,11 +252,15 @@ class Project:
         return ModuleContext(module.name, module.is_package, view.index if view else None)
 
     # ------------------------------------------------------------------ loading
-    def _load(self, path: str, wanted: str) -> tuple[str, ModuleSummary] | None:
+    def _load(
+        self, path: str, wanted: str, transforms: bool = False
+    ) -> tuple[str, ModuleSummary] | None:
         """`_load_first`, with an analysed module's summary made with what the project
-        binds the names it imports to (`_bound_summary`), and with the Keras builders among
+        binds the names it imports to (`_bound_summary`), with the Keras builders among
         the module's functions that its summary lacks (`tapelint.project.builders`) that
-        were asked for so far, `wanted` included."""
+        were asked for so far, `wanted` included, and with `transforms`, what `wanted`
+        transforms, read for that question (`tapelint.project.transformers`: the first
+        pass may have cut it out, or said only what it runs on each element)."""
         found = self._load_first(path, wanted)
         entry = self._modules.get(path)
         if found is None or entry is None:
@@ -253,9 +271,40 @@ class Project:
         if wanted not in summary.functions and wanted not in entry.builders:
             entry.builders[wanted] = self._built_by(path, entry, wanted)
         built = {key: f for key, f in entry.builders.items() if f is not None}
-        if not built:
+        if transforms and wanted not in entry.transformers:
+            entry.transformers[wanted] = self._transforms_of(path, entry, wanted)
+        transformed = entry.transformers.get(wanted, {}) if transforms else {}
+        if not built and not transformed:
             return name, summary
-        return name, replace(summary, functions={**built, **summary.functions})
+        functions = {**built, **summary.functions}
+        for key, found in transformed.items():
+            known = functions.get(key)
+            functions[key] = replace(known, transforms=found.transforms) if known else found
+        return name, replace(summary, functions=functions)
+
+    def _transforms_of(self, path: str, entry: _Module, wanted: str) -> dict[str, FunctionSummary]:
+        """What the top-level function (or class) `wanted` of module `path` transforms;
+        through the cache."""
+        data = self._read(path)
+        if data is None or len(data) > self.settings.max_file_size:
+            return {}
+        display = display_path(Path(path), self._cwd)
+        key = None
+        if self._cache is not None:
+            key = self._cache.transforms_key(data, entry.name.key, wanted, display)
+            found, summary = self._cache.get_imports(key)
+            if found:
+                return dict(summary.functions) if summary is not None else {}
+        try:
+            text = with_newline_line_ends(decode_source(data))
+        except (UnicodeDecodeError, SyntaxError, LookupError):
+            return {}
+        self.loaded = (self.loaded[0] + 1, self.loaded[1])
+        functions = transforms_of(text, display, entry.name, wanted)
+        if self._cache is not None and key is not None:
+            stored = ModuleSummary(entry.name.name, functions) if functions else None
+            self._cache.put_imports(key, stored)
+        return functions
 
     def _built_by(self, path: str, entry: _Module, wanted: str) -> FunctionSummary | None:
         """What the top-level function `wanted` of module `path` builds, when the module
@@ -286,13 +335,16 @@ class Project:
             self._cache.put_imports(key, stored)
         return built
 
-    def _load_first(self, path: str, wanted: str) -> tuple[str, ModuleSummary] | None:
+    def _load_first(
+        self, path: str, wanted: str, transforms: bool = False
+    ) -> tuple[str, ModuleSummary] | None:
         """Module file `path`'s name and summary, for a look-up of `wanted` in it. A
         module with no summary has its import bindings; when no import statement of it
         names `wanted` or imports `*`, and no line assigns it an imported name, they cannot
         bind it, and a blank summary says the same without a parse (checking TensorFlow's
         own sources, most names asked about are functions of modules that have no
-        trigger)."""
+        trigger). It answers no question of transforms (`transforms` is ignored: a view of
+        import bindings follows names only)."""
         if path not in self._modules:
             self._modules[path] = self._analysed(path)
         entry = self._modules[path]

@@ -1,7 +1,8 @@
 """Which function a call runs, and what calls hand on: compiled functions and training
 steps, tapes handed to helpers that spend them, gradients handed to helpers that apply them.
 
-- `callees`: which function a call runs, by the qualified name the index knows.
+- `callees`: which function a call runs (or a function handed on names), by the qualified
+  name the index knows.
 - `steps`: compiled functions, training steps and training loops. (TAP501, TAP502)
 - `spending`: which parameters a function asks for gradients on every path through it.
 - `tape_handoffs`: which calls hand a tape to a helper that always asks it for gradients?

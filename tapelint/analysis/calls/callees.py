@@ -242,3 +242,18 @@ def _local_names(model: FileModel) -> dict[cst.CSTNode, str]:
 def call_site(model: FileModel, call: cst.Call) -> CallSite | None:
     """The site the model recorded for `call`."""
     return _names(model).sites.get(call)
+
+
+def referenced_callee(
+    model: FileModel, reference: cst.BaseExpression, at: cst.Call
+) -> Callee | None:
+    """The function a reference names when it is handed on rather than called (`add_noise`
+    or `self.add_noise` given to `tf.nest.map_structure` at call `at`): what `callee_of`
+    resolves for a call of it written there."""
+    is_self = isinstance(reference, cst.Attribute) and isinstance(reference.value, cst.Name)
+    if is_self and reference.value.value == "self" and model.imports.qualify(reference) is None:
+        cls = _enclosing_class(model, at)
+        if cls is None:
+            return None
+        return Callee(f"{qualified_name(model, cls)}.{reference.attr.value}", bound=True)
+    return callee_of(model, cst.Call(func=reference))

@@ -4,7 +4,10 @@ A gradient list is followed through what repackages it without looking at its en
 each of which keeps a None a None: names and assignments, unpacking (`g1, g2 = grads`),
 slices and indexing (`grads[:n]`, `grads[i]`), `list(...)` / `tuple(...)`, list `+`,
 `zip(grads, variables)` (its first argument) and pairs written out (`[(grads[0], v0)]`,
-`[(g, v) for g, v in zip(grads, variables)]`), and calls of functions whose summary says
+`[(g, v) for g, v in zip(grads, variables)]`), `tf.cond` whose branches are lambdas (the
+flow of each branch's value: `tf.cond(p, lambda: grads, lambda: clipped)`; TensorFlow
+returns a None entry of a branch's list as None, eager and in a `tf.function`), and calls
+of functions whose summary says
 what they return (`project_model.summaries`): helpers of the project that return raw
 gradients or pass their argument through, and the library table's entries
 (`tf.clip_by_global_norm`, `tf.nest.flatten`, TF-Agents' `clip_gradient_norms`).
@@ -33,6 +36,7 @@ from tapelint.analysis.project_model.names import is_gradient_tape
 from tapelint.analysis.project_model.summaries import WHOLE, ProjectIndex, Site
 
 _PASS_THROUGH_BUILTINS = frozenset({"list", "tuple"})
+_COND = "tensorflow.cond"
 _LIBRARY_ONLY = ProjectIndex()
 
 
@@ -59,6 +63,11 @@ class GradientFlow:
     calls: list[PendingCall] = field(default_factory=list)  # summary: callees passed through
     definitions: set[Def] = field(default_factory=set)
     opaque: bool = False  # some path goes through something this analysis does not follow
+    # Some path hands on something else than the gradient list itself: one gradient picked
+    # out of it (`grads[0]`, `dw, db = grads`), whose rows a loop would walk, or its pairs
+    # (`zip(grads, variables)`), whose elements are tuples. Neither is a list of gradients
+    # that a helper or a mapped function gets one by one.
+    repackaged: bool = False
 
     @property
     def is_raw(self) -> bool:
@@ -73,6 +82,7 @@ class GradientFlow:
         self.calls += other.calls
         self.definitions |= other.definitions
         self.opaque = self.opaque or other.opaque
+        self.repackaged = self.repackaged or other.repackaged
 
 
 def applied_gradients(model: FileModel, apply: ApplyCall, *, summary: bool = False) -> GradientFlow:
@@ -158,8 +168,12 @@ def _follow_call(
     gradient = _gradient_call(model, call)
     if gradient is not None:
         flow.origins.append(gradient)
+        flow.repackaged = flow.repackaged or part != WHOLE
         return
     func = call.func
+    if part == WHOLE and model.imports.qualify(func) == _COND:
+        _follow_cond(model, call, flow, walk)
+        return
     if _on_received_tape(model, call):
         flow.received.append(call)
         return
@@ -167,6 +181,7 @@ def _follow_call(
         if func.value == "zip" and part == WHOLE:
             first = argument_value(call, 0, None)
             if first is not None:
+                flow.repackaged = True
                 _follow(model, first, flow, walk.plain())
                 return
         if func.value in _PASS_THROUGH_BUILTINS and len(call.args) == 1 and part == WHOLE:
@@ -183,6 +198,33 @@ def _follow_call(
         flow.calls.append(PendingCall(callee, part, arguments))
     else:
         _resolve_call(model, call, callee, part, flow, walk)
+
+
+def _follow_cond(model: FileModel, call: cst.Call, flow: GradientFlow, walk: _Walk) -> None:
+    """`tf.cond(pred, lambda: a, lambda: b)` is `a` or `b`: each branch's value is followed
+    where the lambda is (it reads the enclosing function's names as a closure does). A
+    branch that is not a lambda without parameters is not followed."""
+    for position, keyword in ((1, "true_fn"), (2, "false_fn")):
+        branch = argument_value(call, position, keyword)
+        scope = _lambda_scope(model, branch)
+        if scope is None:
+            flow.opaque = True
+            continue
+        assert isinstance(branch, cst.Lambda)
+        inner = _Walk(scope, walk.elementwise, walk.summary, walk.pairs, walk.visiting)
+        _follow(model, branch.body, flow, inner)
+
+
+def _lambda_scope(model: FileModel, branch: cst.BaseExpression | None) -> Scope | None:
+    if not isinstance(branch, cst.Lambda) or _has_parameters(branch):
+        return None
+    return next((scope for scope in model.scopes if scope.node is branch), None)
+
+
+def _has_parameters(function: cst.Lambda) -> bool:
+    params = function.params
+    listed = params.params or params.posonly_params or params.kwonly_params
+    return bool(listed) or isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None
 
 
 def _argument_flow(model: FileModel, expr: cst.BaseExpression, walk: _Walk) -> GradientFlow:
@@ -226,6 +268,7 @@ def _follow_subscript(
     if len(subscript.slice) == 1 and (
         index is not None or isinstance(subscript.slice[0].slice, cst.Slice)
     ):
+        flow.repackaged = flow.repackaged or index is not None
         _follow(model, value, flow, walk.plain())
         return
     flow.opaque = True
@@ -259,6 +302,7 @@ def _follow_comprehension(
     if isinstance(element, cst.Name) and element.value == gradient and not tests:
         _follow(model, clause.iter, flow, walk.plain())  # `[g for g in grads]`
     elif walk.pairs and _keeps_pairs(comprehension):
+        flow.repackaged = True
         _follow(model, clause.iter, flow, walk.plain())
     elif walk.elementwise and isinstance(clause.target, cst.Name) and not tests:
         _follow(model, clause.iter, flow, walk)
@@ -344,6 +388,7 @@ def _follow_value(model: FileModel, d: Def, flow: GradientFlow, walk: _Walk) -> 
     elif d.kind is DefKind.UNPACK and isinstance(d.value, cst.Call) and len(d.unpack_index) == 1:
         _follow_call(model, d.value, str(d.unpack_index[0]), flow, walk)
     elif d.kind is DefKind.UNPACK and isinstance(d.value, cst.Name):
+        flow.repackaged = True
         _follow(model, d.value, flow, walk.plain())  # `g1, g2 = grads`: each is a gradient
     else:
         flow.opaque = True

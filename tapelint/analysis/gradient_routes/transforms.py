@@ -6,10 +6,14 @@ A transform is an op applied to each gradient of a list that comes straight from
 `zip(grads, variables)` or `enumerate(grads)`), or a lambda mapped over it
 (`tf.nest.map_structure(lambda g: g / n, grads)`, which calls it with None too, or `map`).
 The op is arithmetic on the gradient (`g * scale`) or a TensorFlow / Keras call that takes
-it (`tf.clip_by_norm(g, c)`, `tf.math.l2_normalize(g)`); both raise on None. A call of a
-function TensorFlow does not define, building a tuple `(g, v)`, or `tf.clip_by_global_norm`
-(None-safe) is not one. A TensorFlow op mapped over the list as a function reference
-(`tf.nest.map_structure(tf.add, grads, accumulated)`) is one too.
+it (`tf.clip_by_norm(g, c)`, `tf.math.l2_normalize(g)`); both raise on None (so do
+`tf.identity` and `tf.convert_to_tensor`, measured on TensorFlow 2.21). A call of a
+function TensorFlow does not define (`helper_transforms` asks the project's summaries about
+those), building a tuple `(g, v)`, `tf.clip_by_global_norm` or a `tf.nest` function (both
+None-safe) is not one, and neither is an op inside a `try`. The list is raw as `raw_list`
+says: not one gradient picked out of it, nor its pairs. A TensorFlow op mapped over the
+list as a function reference (`tf.nest.map_structure(tf.add, grads, accumulated)`) is one
+too.
 
 Guarded means: the gradients come from `unconnected_gradients=ZERO` (never None), every
 source is named and reaches the target (`tape.gradient(loss, [w1, b1])` with a loss computed
@@ -28,7 +32,7 @@ test that only skips some (`if v.name in frozen: continue`) is still one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import libcst as cst
@@ -45,6 +49,7 @@ from tapelint.analysis.project_model.names import is_tensorflow
 
 _NONE_SAFE = frozenset({"tensorflow.clip_by_global_norm"})
 _MAPPERS = frozenset({"tensorflow.nest.map_structure"})
+_NEST = "tensorflow.nest."
 _ITERATION_WRAPPERS = frozenset({"list", "tuple", "iter", "reversed"})
 _VARIABLE_LISTS = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})
 
@@ -94,38 +99,67 @@ def _unguarded_maps(model: FileModel) -> list[Transform]:
 def _unguarded_map(
     model: FileModel, call: cst.Call, scope: Scope, lambdas: dict[cst.CSTNode, Scope]
 ) -> Transform | None:
+    if not is_mapping(model, call):
+        return None
+    positional = mapped_arguments(call)
+    if raises_on_none(model, positional[0]):
+        # `tf.nest.map_structure(tf.add, grads, accumulated)`: the op itself is mapped.
+        return _mapped_op(model, call, positional[1:], scope)
+    found = mapped_lambda_op(model, call, scope, lambdas, lambda flow: raw_list(model, flow))
+    if found is None:
+        return None
+    op, flow, variable = found
+    return Transform(op, flow.origins[0], variable)
+
+
+def is_mapping(model: FileModel, call: cst.Call) -> bool:
+    """`tf.nest.map_structure(f, s, ...)` or the builtin `map(f, s, ...)`: `f` is called with
+    each element of the structures, None included."""
     func = call.func
     builtin_map = isinstance(func, cst.Name) and func.value == "map" and not model.defs_of(func)
     if not builtin_map and model.imports.qualify(func) not in _MAPPERS:
-        return None
-    positional = [arg.value for arg in call.args if arg.keyword is None and not arg.star]
-    if len(positional) < 2:
-        return None
-    if _raises_on_none(model, positional[0]):
-        # `tf.nest.map_structure(tf.add, grads, accumulated)`: the op itself is mapped.
-        return _mapped_op(model, call, positional[1:], scope)
-    if not isinstance(positional[0], cst.Lambda):
-        return None
+        return False
+    return len(mapped_arguments(call)) >= 2
+
+
+def mapped_arguments(call: cst.Call) -> list[cst.BaseExpression]:
+    """A mapping call's positional arguments: the function, then the structures."""
+    return [arg.value for arg in call.args if arg.keyword is None and not arg.star]
+
+
+def mapped_lambda_op(
+    model: FileModel,
+    call: cst.Call,
+    scope: Scope,
+    lambdas: dict[cst.CSTNode, Scope],
+    accepted: Callable[[GradientFlow], bool],
+    *,
+    summary: bool = False,
+) -> tuple[cst.BaseExpression, GradientFlow, str] | None:
+    """The first unguarded op of the lambda a mapping call (in `scope`) maps, on a
+    parameter whose structure's flow (`gradients_of`, with `summary`) is `accepted`: the
+    op, that flow, and the parameter's name."""
+    positional = mapped_arguments(call)
     function = positional[0]
+    if not isinstance(function, cst.Lambda):
+        return None
     parameters = function.params.params
     lambda_scope = lambdas.get(function)
     if lambda_scope is None or len(parameters) < len(positional) - 1:
         return None
     for parameter, structure in zip(parameters, positional[1:], strict=False):
-        flow = gradients_of(model, structure, scope)
-        if flow.opaque or not flow.origins or _cannot_be_none(model, flow):
-            continue
-        if not all(_sources_are_a_list(model, origin) for origin in flow.origins):
+        flow = gradients_of(model, structure, scope, summary=summary)
+        if not accepted(flow):
             continue
         defs = model.scope_defs[lambda_scope].get(parameter.name.value, [])
-        if len(defs) != 1 or _none_tested(model, defs[0]):
+        if len(defs) != 1 or none_tested(model, defs[0]):
             continue
-        tests = list(_tests_in(function.body))
+        tests = list(tests_in(function.body))
         if any(defs[0] in model.defs_of(name) for test in tests for name in names_in(test)):
             continue
-        op = _first_op_on(model, function.body, defs[0])
+        op = first_op_on(model, function.body, defs[0])
         if op is not None:
-            return Transform(op, flow.origins[0], parameter.name.value)
+            return op, flow, parameter.name.value
     return None
 
 
@@ -135,43 +169,62 @@ def _mapped_op(
     """A TensorFlow op mapped over a raw gradient list: it is called with each None."""
     for structure in structures:
         flow = gradients_of(model, structure, scope)
-        if flow.opaque or not flow.origins or _cannot_be_none(model, flow):
-            continue
-        if all(_sources_are_a_list(model, origin) for origin in flow.origins):
+        if raw_list(model, flow):
             return Transform(call, flow.origins[0], "g")
     return None
 
 
 def _unguarded(model: FileModel, d: Def) -> Transform | None:
     """The transform of the gradient that loop variable `d` holds, if it is unguarded."""
+    listed = walked_list(d)
+    if listed is None:
+        return None
+    flow = gradients_of(model, listed, d.scope)
+    if not raw_list(model, flow):
+        return None
+    op = unguarded_loop_op(model, d)
+    return Transform(op, flow.origins[0], d.name) if op is not None else None
+
+
+def walked_list(d: Def) -> cst.BaseExpression | None:
+    """The list whose elements loop (or comprehension) variable `d` takes one by one."""
     if d.kind not in (DefKind.COMP, DefKind.FOR) or d.value is None:
         return None
     if not isinstance(d.target, cst.Name):
         return None
-    listed = _iterated_list(d.value, d.unpack_index)
-    if listed is None:
-        return None
-    flow = gradients_of(model, listed, d.scope)
-    if flow.opaque or not flow.origins:
-        return None
+    return _iterated_list(d.value, d.unpack_index)
+
+
+def raw_list(model: FileModel, flow: GradientFlow) -> bool:
+    """Whether `flow` is a raw gradient list of this file's gradient calls, one gradient per
+    source, that may hold None: every path followed, the list itself (not one gradient of
+    it, not its pairs), and no None handling on the way."""
+    if flow.opaque or not flow.origins or flow.repackaged:
+        return False
     if not all(_sources_are_a_list(model, origin) for origin in flow.origins):
-        return None
-    if _cannot_be_none(model, flow) or _none_tested(model, d):
+        return False
+    return not _cannot_be_none(model, flow)
+
+
+def unguarded_loop_op(model: FileModel, d: Def) -> cst.BaseExpression | None:
+    """The first op that loop variable `d` goes through with no None guard: no None test
+    of it, no test reading it in the loop, and not only for variables a test picks."""
+    if none_tested(model, d):
         return None
     loop = _loop_body(d)
     if loop is None:
         return None
     body, filters = loop
-    tests = [*filters, *(test for part in body for test in _tests_in(part))]
+    tests = [*filters, *(test for part in body for test in tests_in(part))]
     if any(d in model.defs_of(name) for test in tests for name in names_in(test)):
         return None
     selectors = _paired_variables(model, d)
     if any(_reads(model, test, selectors) for test in filters):
         return None
     for part in body:
-        op = _first_op_on(model, part, d, selectors)
+        op = first_op_on(model, part, d, selectors)
         if op is not None:
-            return Transform(op, flow.origins[0], d.name)
+            return op
     return None
 
 
@@ -283,11 +336,11 @@ def _loop_body(d: Def) -> tuple[list[cst.CSTNode], list[cst.BaseExpression]] | N
     return None
 
 
-def _none_tested(model: FileModel, d: Def) -> bool:
+def none_tested(model: FileModel, d: Def) -> bool:
     return any(d in model.defs_of(check.subject) for check in model.none_checks_in(d.scope))
 
 
-def _tests_in(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
+def tests_in(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
     """The tests in `node` (`if`, `while`, conditional expressions, `assert`): when one reads
     the loop variable, the code it guards may never see a None."""
     if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
@@ -295,18 +348,18 @@ def _tests_in(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
     if isinstance(node, (cst.If, cst.While, cst.IfExp, cst.Assert, cst.CompIf)):
         yield node.test
     for child in node.children:
-        yield from _tests_in(child)
+        yield from tests_in(child)
 
 
-def _first_op_on(
+def first_op_on(
     model: FileModel, node: cst.CSTNode, d: Def, selectors: frozenset[Def] = frozenset()
 ) -> cst.BaseExpression | None:
     """The first (outermost, then leftmost) op in `node` that takes the loop variable itself
     as an operand, outside the branches of a test that reads one of `selectors` (the
     variable paired with the gradient: `if "bias" in v.name: g = g * 2` transforms the
     gradients of the variables it picks, not the raw list)."""
-    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-        return None
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Try)):
+        return None  # a `try` may catch what a None raises
     if isinstance(node, (cst.If, cst.IfExp)) and _reads(model, node.test, selectors):
         return None
     if isinstance(node, cst.BinaryOperation) and (
@@ -321,21 +374,22 @@ def _first_op_on(
         return node
     if (
         isinstance(node, cst.Call)
-        and _raises_on_none(model, node.func)
+        and raises_on_none(model, node.func)
         and any(_is_variable(model, arg.value, d) for arg in node.args)
     ):
         return node
     for child in node.children:
-        found = _first_op_on(model, child, d, selectors)
+        found = first_op_on(model, child, d, selectors)
         if found is not None:
             return found
     return None
 
 
-def _raises_on_none(model: FileModel, func: cst.BaseExpression) -> bool:
-    """A TensorFlow or Keras function (not `tf.clip_by_global_norm`): it raises on None."""
+def raises_on_none(model: FileModel, func: cst.BaseExpression) -> bool:
+    """A TensorFlow or Keras function (not `tf.clip_by_global_norm`, nor `tf.nest`'s, which
+    take None as a leaf of a structure): it raises on None."""
     qualified = model.imports.qualify(func)
-    if qualified is None or qualified in _NONE_SAFE:
+    if qualified is None or qualified in _NONE_SAFE or qualified.startswith(_NEST):
         return False
     return is_tensorflow(qualified) or qualified.startswith("keras.")
 

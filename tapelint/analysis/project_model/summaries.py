@@ -15,6 +15,11 @@ A summary speaks in the terms TAP401 uses. For each function and method of a mod
 - `spends`: each parameter that the function asks for gradients (`p.gradient(...)`,
   `jacobian`, `batch_jacobian`) on every path through it, before it can return: handed a
   non-persistent tape, it leaves the tape spent (TAP105);
+- `transforms`: each parameter that goes, with no None guard, through an op that raises on
+  None (TAP403): the parameter itself (`def add_noise(g): return g + noise`, what
+  `tf.nest.map_structure(add_noise, grads)` calls with each gradient), or each of its
+  elements (`def scale(grads): return [g * s for g in grads]`, what `scale(grads)` and
+  `self.accumulate(grads)` run on each gradient), with the op's site;
 - `builds`: the Keras model or layer it returns on every path, built in its module
   (`def build_model(): return keras.Sequential([...])`), with the part of it that holds
   non-trainable variables, if one is known: a caller in another module then knows what
@@ -37,7 +42,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tapelint.analysis.project_model.names import canonical, is_tensorflow_or_keras
@@ -128,6 +133,17 @@ class Spent:
 
 
 @dataclass(frozen=True)
+class Transformed:
+    """Parameter `param` goes through the op at `site`, which raises on None, with no None
+    guard: the parameter itself, or with `each`, each of its elements (a loop or a
+    comprehension over it, a lambda mapped over it)."""
+
+    param: int
+    each: bool
+    site: Site
+
+
+@dataclass(frozen=True)
 class Built:
     """What a function returns on every path is a Keras model (or a layer) that its module
     builds. `legacy`: the module runs Keras 2 (`tf_keras`), whose variables are
@@ -149,6 +165,7 @@ class FunctionSummary:
     forwards: tuple[Forward, ...] = ()
     spends: tuple[Spent, ...] = ()
     builds: Built | None = None
+    transforms: tuple[Transformed, ...] = ()
 
     def returned(self, part: str) -> Flow | None:
         for key, flow in self.returns:
@@ -165,9 +182,8 @@ class FunctionSummary:
 
     @property
     def has_facts(self) -> bool:
-        return bool(self.applies or self.forwards or self.spends or self.builds) or any(
-            not flow.is_empty for _, flow in self.returns
-        )
+        facts = self.applies or self.forwards or self.spends or self.builds or self.transforms
+        return bool(facts) or any(not flow.is_empty for _, flow in self.returns)
 
     def spent_at(self, param: int) -> Site | None:
         """Where the function asks parameter `param` for gradients, if it always does."""
@@ -226,6 +242,18 @@ class ModuleSummary:
             },
             exports=tuple(str(name) for name in exports) if exports is not None else None,
         )
+
+
+# How a check records, among the names it asked about, that it asked what a function does
+# to each gradient it is handed (`ProjectIndex.transforms`): `transforms-of:pkg.utils.scale`.
+# Only such a question makes the project read that function in a module it does not
+# otherwise analyse, and only it makes a result depend on the function's `transforms`.
+TRANSFORMS_OF = "transforms-of:"
+
+
+def transforms_question(name: str) -> str | None:
+    """The function an asked name asks the transforms of, if it is such a question."""
+    return name[len(TRANSFORMS_OF) :] if name.startswith(TRANSFORMS_OF) else None
 
 
 # The names one look-up may pass through (aliases, star imports, base classes). Any
@@ -439,12 +467,28 @@ class ProjectIndex:
             self._applies[resolved] = {k: tuple(sorted(set(v))) for k, v in found.items()}
         return self._applies[resolved]
 
+    def transforms(self, qualified: str) -> tuple[Transformed, ...]:
+        """What the function `qualified` runs, unguarded, on its parameters or on each of
+        their elements (TAP403); recorded as a question of its own (`TRANSFORMS_OF`), also
+        for a name of the checked module: a method of its class may be a base class's, in
+        a module that only this question makes the project read."""
+        self.asked.add(TRANSFORMS_OF + qualified)
+        summary = self.function(qualified)
+        return summary.transforms if summary is not None else ()
+
     # ------------------------------------------------------------------ cache keys
-    def answers(self, name: str) -> tuple[str | None, FunctionSummary | None, str | None]:
+    def answers(self, name: str) -> tuple[str | None, Any, str | None]:
         """Everything a check can learn of `name` from the index: the definition it
-        resolves to, that definition's summary, and the TensorFlow or Keras name it stands
-        for (`tensorflow_binding`)."""
-        return self.resolve(name), self.function(name), self.tensorflow_binding(name)
+        resolves to, that definition's summary (but its `transforms`), and the TensorFlow
+        or Keras name it stands for (`tensorflow_binding`); for a question of transforms,
+        the definition and its `transforms`."""
+        question = transforms_question(name)
+        if question is not None:
+            summary = self.function(question)
+            return self.resolve(question), summary.transforms if summary else None, None
+        summary = self.function(name)
+        without = replace(summary, transforms=()) if summary is not None else None
+        return self.resolve(name), without, self.tensorflow_binding(name)
 
     def digest(self, names: Iterable[str]) -> str:
         """A stable digest of what this index says of `names`: for each, the definition it
@@ -455,6 +499,11 @@ class ProjectIndex:
         asked = set(self.asked)
         facts: list[Any] = []
         for name in sorted(set(names)):
+            question = transforms_question(name)
+            if question is not None:
+                resolved, transforms, _ = self.answers(name)
+                facts.append([name, resolved, _transforms_json(transforms or ())])
+                continue
             resolved = self.resolve(name)
             summary = self.function(name)
             if resolved is None or summary is None:
@@ -472,7 +521,7 @@ class ProjectIndex:
                 [
                     name,
                     resolved,
-                    _function_json(summary),
+                    _function_json(replace(summary, transforms=())),
                     returns,
                     applies,
                     self.tensorflow_binding(name),
@@ -550,7 +599,12 @@ def _function_json(summary: FunctionSummary) -> dict[str, Any]:
         "forwards": [[f.param, f.target, f.arg, _site_json(f.site)] for f in summary.forwards],
         "spends": [[spent.param, _site_json(spent.site)] for spent in summary.spends],
         "builds": None if summary.builds is None else _built_json(summary.builds),
+        "transforms": _transforms_json(summary.transforms),
     }
+
+
+def _transforms_json(transforms: tuple[Transformed, ...]) -> list[Any]:
+    return [[t.param, t.each, _site_json(t.site)] for t in transforms]
 
 
 def _function_from(data: Mapping[str, Any]) -> FunctionSummary:
@@ -563,6 +617,9 @@ def _function_from(data: Mapping[str, Any]) -> FunctionSummary:
         ),
         spends=tuple(Spent(int(p), _site_from(s)) for p, s in data["spends"]),
         builds=None if data["builds"] is None else _built_from(data["builds"]),
+        transforms=tuple(
+            Transformed(int(p), bool(each), _site_from(s)) for p, each, s in data["transforms"]
+        ),
     )
 
 

@@ -3,7 +3,8 @@
 For each function and method: the flow of each `return` (the whole value, or each element
 of a returned tuple), the parameters that reach an optimizer's apply with no None check
 on the way, the parameters handed on, unfiltered, to a named function, the parameters
-it always asks for gradients (`spending`), and the Keras model it builds
+it always asks for gradients (`spending`), the parameters it runs an op that raises on
+None on, unguarded (`parameter_transforms`), and the Keras model it builds
 (`keras_builders`). Flows are
 followed as `gradients.gradients_of` follows them in a check, with parameters as places
 the flow may come from and calls of named functions kept symbolic, so a module's summary
@@ -45,6 +46,10 @@ from tapelint.analysis.gradient_routes.gradients import (
     handles_none,
 )
 from tapelint.analysis.gradient_routes.optimizers import gradient_applies
+from tapelint.analysis.gradient_routes.parameter_transforms import (
+    mapped_functions,
+    parameter_transforms,
+)
 from tapelint.analysis.project_model.module_bindings import module_bindings
 from tapelint.analysis.project_model.names import absolute
 from tapelint.analysis.project_model.summaries import (
@@ -57,6 +62,7 @@ from tapelint.analysis.project_model.summaries import (
     ModuleSummary,
     Site,
     Spent,
+    Transformed,
 )
 from tapelint.analysis.summarising.keras_builders import Builders
 
@@ -66,9 +72,13 @@ from tapelint.analysis.summarising.keras_builders import Builders
 Locate = Callable[[cst.CSTNode], tuple[int, int, int | None, str | None]]
 
 
-def summarize(model: FileModel, path: str, locate: Locate) -> ModuleSummary:
-    """The summary of `model`'s module; `path` and `locate` place its sites."""
-    builder = _Summarizer(model, path, locate)
+def summarize(
+    model: FileModel, path: str, locate: Locate, *, every_parameter: bool = False
+) -> ModuleSummary:
+    """The summary of `model`'s module; `path` and `locate` place its sites. What a
+    function runs on its parameters themselves (not on their elements) is said of the
+    functions the module maps over structures, or with `every_parameter` of all."""
+    builder = _Summarizer(model, path, locate, None if every_parameter else mapped_functions(model))
     scopes = {
         name: scope
         for scope in model.scopes
@@ -157,8 +167,11 @@ def _forwards_that_can_apply(
 
 
 class _Summarizer:
-    def __init__(self, model: FileModel, path: str, locate: Locate) -> None:
+    def __init__(
+        self, model: FileModel, path: str, locate: Locate, mapped: frozenset[str] | None
+    ) -> None:
         self.model = model
+        self.mapped = mapped  # the functions whose parameters themselves count (None: all)
         self.path = path
         self.locate = locate
         self._applies_by_scope: dict[Scope, list[ApplyCall]] = {}
@@ -182,6 +195,23 @@ class _Summarizer:
             forwards=tuple(self._forward(candidate, function) for candidate in forwards),
             spends=self._spends(scope, function, params),
             builds=self._builders.built_by(function),
+            transforms=self._transforms(scope, function),
+        )
+
+    def _transforms(self, scope: Scope, function: cst.FunctionDef) -> tuple[Transformed, ...]:
+        calls = [site.node for site in self._calls_by_scope.get(scope, [])]
+        return tuple(
+            Transformed(
+                found.param,
+                found.each,
+                self._site(found.op, f"`{_code(self.model, found.op)}`", function),
+            )
+            for found in parameter_transforms(
+                self.model,
+                scope,
+                calls,
+                itself=self.mapped is None or function.name.value in self.mapped,
+            )
         )
 
     def _spends(
@@ -335,6 +365,10 @@ def _owner_name(scope: Scope | None) -> str | None:
     while scope is not None and not isinstance(scope.node, cst.FunctionDef):
         scope = scope.parent
     return scope.node.name.value if scope is not None else None
+
+
+def _code(model: FileModel, node: cst.CSTNode) -> str:
+    return " ".join(model.module.code_for_node(node).split())
 
 
 def _spelled(model: FileModel, call: cst.Call) -> str:
