@@ -53,10 +53,11 @@ class MissingTrainingFlag(Rule):
     (`base(inputs, training=False)` stays in inference mode whatever the outer call says);
     a `keras.applications` model with pretrained weights (the default `weights="imagenet"`),
     whose batch normalisation Keras' transfer-learning guide recommends keeping in inference
-    mode while fine-tuning; models the tape does not train (a target network, a distillation teacher, a frozen
-    feature extractor, and every model in a tape that differentiates with respect to its
-    inputs: saliency maps, integrated gradients, adversarial examples), which run in
-    inference mode on purpose; calls under `tape.stop_recording()`.
+    mode while fine-tuning; models the tape does not train (a target network, a
+    distillation teacher, a frozen feature extractor, and every model in a tape that
+    differentiates with respect to its inputs: saliency maps, integrated gradients,
+    adversarial examples), which run in inference mode on purpose; calls under
+    `tape.stop_recording()`.
 
     ## Why is this bad?
     Without `training=True`, a model called directly runs its dropout and batch
