@@ -31,12 +31,14 @@ from dataclasses import dataclass
 
 from tapelint.analysis.project_model.library import LIBRARY
 from tapelint.analysis.project_model.summaries import (
+    OPEN,
     CallResult,
     Flow,
     Forward,
     FunctionSummary,
     ModuleSummary,
     ProjectIndex,
+    class_and_method,
 )
 from tapelint.project.modules import ModuleLayout
 
@@ -119,6 +121,7 @@ def _blank(summary: ModuleSummary) -> bool:
         or summary.aliases
         or summary.star_imports
         or summary.bases
+        or summary.classes
         or summary.alternatives
     )
 
@@ -126,6 +129,7 @@ def _blank(summary: ModuleSummary) -> bool:
 def _consulted(summary: ModuleSummary, rest: str) -> Iterator[str]:
     """The names `ProjectIndex` looks up next when it resolves `rest` in this module (a
     superset: a module more in a view changes no answer)."""
+    rest = rest.replace(OPEN, "")  # what an object's subclasses override: the same module
     head, _, tail = rest.partition(".")
     suffix = f".{tail}" if tail else ""
     if head in summary.alternatives:  # what `binding` follows
@@ -137,8 +141,10 @@ def _consulted(summary: ModuleSummary, rest: str) -> Iterator[str]:
     if head in summary.aliases:
         yield summary.aliases[head] + suffix
         return
-    if tail:
-        yield from (f"{base}.{tail}" for base in summary.bases.get(head, ()))
+    owner, method = class_and_method(rest)
+    if owner in summary.classes:
+        yield from (f"{base}.{method}" for base in summary.bases.get(owner, ()) if base)
+        return
     yield from (f"{star}.{rest}" for star in summary.star_imports)
 
 

@@ -123,9 +123,14 @@ def test_star_imports_bases_and_cycles():
     base = ModuleSummary(
         "lib.base",
         functions={"Base.step": FunctionSummary(("self", "g"), applies=(Applied(1, _site("a")),))},
+        bases={"Base": ()},
+        classes={"Base": ("step",)},
     )
     child = ModuleSummary(
-        "app.agent", star_imports=("lib.base",), bases={"Agent": ("lib.base.Base",)}
+        "app.agent",
+        star_imports=("lib.base",),
+        bases={"Agent": ("lib.base.Base",)},
+        classes={"Agent": ()},
     )
     loop = ModuleSummary(
         "app.loop",

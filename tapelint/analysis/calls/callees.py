@@ -19,8 +19,15 @@ from weakref import WeakKeyDictionary
 
 import libcst as cst
 
+from tapelint.analysis.calls.objects import (
+    is_class_method,
+    is_static,
+    object_class,
+    overridden_here,
+)
 from tapelint.analysis.file_model.model import CallSite, Def, DefKind, FileModel, Scope
 from tapelint.analysis.project_model.names import absolute
+from tapelint.analysis.project_model.summaries import OPEN
 
 _BUILTINS = frozenset(dir(builtins))
 # Top-level packages whose functions never have a summary of the project's (the library
@@ -45,18 +52,46 @@ def callee_of(model: FileModel, call: cst.Call) -> Callee | None:
     qualified = model.imports.qualify(func)
     if qualified is not None:
         return Callee(_absolute(model, qualified), bound=False)
-    owner = func.value
+    return _method_callee(model, call, func.value, func.attr.value)
+
+
+def _method_callee(
+    model: FileModel, call: cst.Call, owner: cst.BaseExpression, method: str
+) -> Callee | None:
+    """`self.m(...)`, `Cls.m(...)` for a class of the module, and `obj.m(...)` on an object
+    whose class is known (`objects`). A static method takes no instance; a class method
+    called through its class takes the class."""
+    enclosing = _enclosing_class(model, call)
+    if isinstance(owner, cst.Name) and owner.value == "self":
+        if enclosing is None:
+            return None
+        cls = qualified_name(model, enclosing)
+        return Callee(f"{cls}.{method}", bound=not is_static(model, cls, method))
+    through = _class_called(model, owner)
+    if through is not None:
+        return Callee(f"{through}.{method}", bound=is_class_method(model, through, method))
+    local = local_name(model, enclosing) if enclosing is not None else None
+    found = object_class(model, owner, local)
+    if found is None or outside_project(found[0]):
+        return None
+    cls, open_ = found
+    if open_ and overridden_here(model, cls, method):
+        return None
+    target = f"{cls}{OPEN}.{method}" if open_ else f"{cls}.{method}"
+    return Callee(target, bound=not is_static(model, cls, method))
+
+
+def _class_called(model: FileModel, owner: cst.BaseExpression) -> str | None:
+    """The class of this module a method is called through (`Executor.clip(...)`)."""
     if not isinstance(owner, cst.Name):
         return None
-    if owner.value == "self":
-        cls = _enclosing_class(model, call)
-        if cls is not None:
-            return Callee(f"{qualified_name(model, cls)}.{func.attr.value}", bound=True)
+    defs = model.defs_of(owner)
+    if len(defs) != 1:
         return None
-    cls = instance_class(model, owner)
-    if cls is not None:
-        return Callee(f"{qualified_name(model, cls)}.{func.attr.value}", bound=True)
-    return None
+    (d,) = defs
+    if d.kind is not DefKind.DEFINITION or not isinstance(d.stmt, cst.ClassDef):
+        return None
+    return qualified_name(model, d.stmt)
 
 
 def outside_project(target: str) -> bool:
