@@ -346,33 +346,40 @@ class ProjectIndex:
             owner = owner.removesuffix(OPEN)
             if self._overridden_below(f"{module}.{owner}", method, seen):
                 return None
-        found = self._looked_up(module, owner, method, seen, set())
-        return found if isinstance(found, tuple) else None
+        order = self._ancestry(module, owner, method, seen)
+        for place in order:
+            if place is None or order.count(place) > 1:
+                return None  # an unknown base, or a class reached twice, comes first
+            place_module, place_owner = place
+            summary = self.modules[place_module]
+            if method in summary.classes.get(place_owner, ()):
+                found = summary.functions.get(f"{place_owner}.{method}")
+                return (f"{place_module}.{place_owner}.{method}", found) if found else None
+        return None
 
-    def _looked_up(
-        self, module: str, owner: str, method: str, seen: set[str], visited: set[str]
-    ) -> tuple[str, FunctionSummary] | bool:
-        """The method found from class `owner` up, False when no class on the way binds
-        it, True when that is not known."""
-        key = f"{module}.{owner}"
-        if key in visited:
-            return True
-        visited.add(key)
-        summary = self.modules[module]
-        if method in summary.classes.get(owner, ()):
-            found = summary.functions.get(f"{owner}.{method}")
-            return (f"{key}.{method}", found) if found is not None else True
-        for base in summary.bases.get(owner, ()):
-            if base and (self.own_module is None or not base.startswith(self.own_module + ".")):
-                # What the base's module says decides the answer (and a view follows it).
-                self.asked.add(f"{base}.{method}")
-            target = self._class(base, seen) if base else None
-            if target is None:
-                return True
-            found = self._looked_up(*target, method, seen, visited)
-            if found is not False:
-                return found
-        return False
+    def _ancestry(
+        self, module: str, owner: str, method: str, seen: set[str]
+    ) -> list[tuple[str, str] | None]:
+        """Class `owner` of `module` and its bases, depth first, left to right, a class
+        reached twice listed twice; None for a base not known to be the project's class."""
+        order: list[tuple[str, str] | None] = []
+        pending: list[tuple[str, str] | None] = [(module, owner)]
+        while pending and len(order) < MAX_LOOKUP_STEPS:
+            place = pending.pop()
+            order.append(place)
+            if place is None or order.count(place) > 1:
+                continue
+            bases = self.modules[place[0]].bases.get(place[1], ())
+            found: list[tuple[str, str] | None] = []
+            for base in bases:
+                if base and (self.own_module is None or not base.startswith(self.own_module + ".")):
+                    # What the base's module says decides the answer (and a view follows it).
+                    self.asked.add(f"{base}.{method}")
+                found.append(self._class(base, set(seen)) if base else None)
+            pending.extend(reversed(found))
+        if pending:
+            order.append(None)  # too deep to tell
+        return order
 
     def _class(self, qualified: str, seen: set[str]) -> tuple[str, str] | None:
         """(module, local name) of the project's class `qualified` reaches through
