@@ -3,11 +3,15 @@
 Resolved: a function or class of this module (by its definition, `module.f`,
 `module.Class.method`, `module.outer.inner` for a nested function), an imported name
 (`from .utils import grad`, `import pkg.utils as u; u.grad(...)`), `self.method(...)`
-inside a class (the index follows the class's bases), `agent.method(...)` where every
-binding of `agent` is an instance of one class of this module, and, in a module that
-star-imports, a name bound nowhere else (the index looks it up in the star-imported
-modules). Anything else (a parameter, an attribute of an unknown object, a lambda) has no
+inside a class and `Class.method(...)` through a class of this module (the index follows
+the class's bases), `obj.method(...)` on an object whose class `objects` knows, and, in a
+module that star-imports, a name bound nowhere else (the index looks it up in the
+star-imported modules). Anything else (an attribute of an unknown object, a lambda) has no
 name.
+
+A static method takes no instance and a class method called through its class takes the
+class: `bound` says so for the methods of this module's classes. One inherited from
+another module's class is keyed as a plain method is (the module cannot see its decorator).
 """
 
 from __future__ import annotations
