@@ -61,8 +61,8 @@ from tapelint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position,
 from tapelint.engine import FileAnalysis
 from tapelint.registry import rule_by_code_or_name
 
-# Bump when the entry format changes (5: summaries hold `transforms`).
-FORMAT = 5
+# Bump when the entry format changes (6: summaries hold `transforms` and `classes`).
+FORMAT = 6
 
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"

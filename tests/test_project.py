@@ -242,6 +242,7 @@ def test_renaming_knows_every_field_of_a_summary():
             "aliases",
             "star_imports",
             "bases",
+            "classes",  # local names of the module's classes: nothing to rename
             "alternatives",
             "exports",  # names of the module itself: nothing to rename
         },

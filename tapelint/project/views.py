@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from tapelint.analysis.project_model.library import LIBRARY
 from tapelint.analysis.project_model.summaries import (
+    OPEN,
     TRANSFORMS_OF,
     CallResult,
     Flow,
@@ -43,6 +44,7 @@ from tapelint.analysis.project_model.summaries import (
     FunctionSummary,
     ModuleSummary,
     ProjectIndex,
+    class_and_method,
     transforms_question,
 )
 from tapelint.project.modules import ModuleLayout
@@ -134,6 +136,7 @@ def _blank(summary: ModuleSummary) -> bool:
         or summary.aliases
         or summary.star_imports
         or summary.bases
+        or summary.classes
         or summary.alternatives
     )
 
@@ -141,6 +144,7 @@ def _blank(summary: ModuleSummary) -> bool:
 def _consulted(summary: ModuleSummary, rest: str) -> Iterator[str]:
     """The names `ProjectIndex` looks up next when it resolves `rest` in this module (a
     superset: a module more in a view changes no answer)."""
+    rest = rest.replace(OPEN, "")  # what an object's subclasses override: the same module
     head, _, tail = rest.partition(".")
     suffix = f".{tail}" if tail else ""
     if head in summary.alternatives:  # what `binding` follows
@@ -152,8 +156,10 @@ def _consulted(summary: ModuleSummary, rest: str) -> Iterator[str]:
     if head in summary.aliases:
         yield summary.aliases[head] + suffix
         return
-    if tail:
-        yield from (f"{base}.{tail}" for base in summary.bases.get(head, ()))
+    owner, method = class_and_method(rest)
+    if owner in summary.classes:
+        yield from (f"{base}.{method}" for base in summary.bases.get(owner, ()) if base)
+        return
     yield from (f"{star}.{rest}" for star in summary.star_imports)
 
 

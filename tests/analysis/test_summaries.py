@@ -123,9 +123,14 @@ def test_star_imports_bases_and_cycles():
     base = ModuleSummary(
         "lib.base",
         functions={"Base.step": FunctionSummary(("self", "g"), applies=(Applied(1, _site("a")),))},
+        bases={"Base": ()},
+        classes={"Base": ("step",)},
     )
     child = ModuleSummary(
-        "app.agent", star_imports=("lib.base",), bases={"Agent": ("lib.base.Base",)}
+        "app.agent",
+        star_imports=("lib.base",),
+        bases={"Agent": ("lib.base.Base",)},
+        classes={"Agent": ()},
     )
     loop = ModuleSummary(
         "app.loop",
@@ -356,3 +361,105 @@ def test_builds_round_trip_through_json():
 
     summary = _summary(BUILDERS, "models")
     assert ModuleSummary.from_json(json.loads(json.dumps(summary.to_json()))) == summary
+
+
+# ---------------------------------------------------------------------- methods of classes
+_BASE = ModuleSummary(
+    "lib.base",
+    functions={"Base.step": FunctionSummary(("self", "g"), applies=(Applied(1, _site("a")),))},
+    bases={"Base": (), "Quiet": ("lib.base.Base",)},
+    classes={"Base": ("step",), "Quiet": ("step",)},
+)
+
+
+def _child(*bases: str, binds: tuple[str, ...] = ()) -> ModuleSummary:
+    return ModuleSummary("app.agent", bases={"Agent": bases}, classes={"Agent": binds})
+
+
+def test_a_method_is_found_up_the_bases_in_order():
+    index = ProjectIndex([_BASE, _child("lib.base.Base", "keras.Model")])
+    assert index.resolve("app.agent.Agent.step") == "lib.base.Base.step"
+
+
+def test_an_override_ends_the_look_up_even_with_no_fact_to_give():
+    # `Quiet.step` filters None: no summary, and the base's must not be found instead.
+    assert ProjectIndex([_BASE]).resolve("lib.base.Quiet.step") is None
+    index = ProjectIndex([_BASE, _child("lib.base.Quiet")])
+    assert index.resolve("app.agent.Agent.step") is None
+    overridden = ProjectIndex([_BASE, _child("lib.base.Base", binds=("step",))])
+    assert overridden.resolve("app.agent.Agent.step") is None
+
+
+@pytest.mark.parametrize(
+    "bases",
+    [
+        ("keras.Model", "lib.base.Base"),  # a library base first may define the method
+        ("", "lib.base.Base"),  # a base the module cannot name
+        ("lib.missing.Base",),  # a module the index does not hold
+    ],
+)
+def test_an_unknown_base_before_the_definition_makes_the_method_unknown(bases):
+    assert ProjectIndex([_BASE, _child(*bases)]).resolve("app.agent.Agent.step") is None
+
+
+def test_a_diamond_makes_the_method_unknown():
+    diamond = ModuleSummary(
+        "app.d",
+        functions={"A.step": FunctionSummary(("self", "g"), applies=(Applied(1, _site("a")),))},
+        bases={"A": (), "B": ("app.d.A",), "C": ("app.d.A",), "D": ("app.d.B", "app.d.C")},
+        classes={"A": ("step",), "B": (), "C": (), "D": ()},
+    )
+    index = ProjectIndex([diamond])
+    assert index.resolve("app.d.B.step") == "app.d.A.step"
+    assert index.resolve("app.d.D.step") is None
+
+
+def test_an_open_method_is_unknown_when_a_subclass_in_its_module_overrides_it():
+    index = ProjectIndex([_BASE])
+    assert index.resolve("lib.base.Base+.step") is None  # `Quiet` overrides `step`
+    alone = ModuleSummary(
+        "lib.solo",
+        functions={"Base.step": _BASE.functions["Base.step"]},
+        bases={"Base": (), "Child": ("lib.solo.Base",)},
+        classes={"Base": ("step",), "Child": ("other",)},
+    )
+    assert ProjectIndex([alone]).resolve("lib.solo.Base+.step") == "lib.solo.Base.step"
+
+
+def test_a_view_asks_for_the_base_method_so_an_edit_of_the_base_changes_its_digest():
+    view = ProjectIndex([_BASE]).with_module(_child("lib.base.Base"))
+    assert view.resolve("app.agent.Agent.step") == "lib.base.Base.step"
+    assert "lib.base.Base.step" in view.asked
+    edited = ModuleSummary(
+        "lib.base", bases=_BASE.bases, classes={"Base": ("step",), "Quiet": ("step",)}
+    )
+    other = ProjectIndex([edited]).with_module(_child("lib.base.Base"))
+    assert view.digest(view.asked) != other.digest(view.asked)
+
+
+def test_classes_and_bases_come_from_the_whole_text():
+    source = textwrap.dedent(
+        """
+        import tensorflow as tf
+        from keras import Model
+        from .base import Base
+
+
+        class Agent(Base, Model, object):
+            def learn(self, x):
+                with tf.GradientTape() as tape:
+                    loss = x
+                return tape.gradient(loss, [x])
+
+            def step(self, grads):
+                return [g for g in grads if g is not None]
+
+
+        class Made(make_base()):
+            rate = 0.1
+        """
+    )
+    model = build_model(cst.parse_module(source), source_text=source, module_name="pkg.agent")
+    summary = summarize(model, "pkg/agent.py", lambda node: (1, 1, None, None))
+    assert summary.bases == {"Agent": ("pkg.base.Base", "keras.Model"), "Made": ("",)}
+    assert summary.classes == {"Agent": ("learn", "step"), "Made": ("rate",)}

@@ -1,6 +1,8 @@
 """Which function a call runs, and what calls hand on: compiled functions and training
 steps, tapes handed to helpers that spend them, gradients handed to helpers that apply them.
 
+- `objects`: which class an object a method is called on is an instance of (a constructed
+  object, an annotated parameter, a parameter every call passes one class, `self.attr`).
 - `callees`: which function a call runs (or a function handed on names), by the qualified
   name the index knows.
 - `steps`: compiled functions, training steps and training loops. (TAP501, TAP502)

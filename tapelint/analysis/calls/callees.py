@@ -3,11 +3,15 @@
 Resolved: a function or class of this module (by its definition, `module.f`,
 `module.Class.method`, `module.outer.inner` for a nested function), an imported name
 (`from .utils import grad`, `import pkg.utils as u; u.grad(...)`), `self.method(...)`
-inside a class (the index follows the class's bases), `agent.method(...)` where every
-binding of `agent` is an instance of one class of this module, and, in a module that
-star-imports, a name bound nowhere else (the index looks it up in the star-imported
-modules). Anything else (a parameter, an attribute of an unknown object, a lambda) has no
+inside a class and `Class.method(...)` through a class of this module (the index follows
+the class's bases), `obj.method(...)` on an object whose class `objects` knows, and, in a
+module that star-imports, a name bound nowhere else (the index looks it up in the
+star-imported modules). Anything else (an attribute of an unknown object, a lambda) has no
 name.
+
+A static method takes no instance and a class method called through its class takes the
+class: `bound` says so for the methods of this module's classes. One inherited from
+another module's class is keyed as a plain method is (the module cannot see its decorator).
 """
 
 from __future__ import annotations
@@ -19,8 +23,15 @@ from weakref import WeakKeyDictionary
 
 import libcst as cst
 
+from tapelint.analysis.calls.objects import (
+    is_class_method,
+    is_static,
+    object_class,
+    overridden_here,
+)
 from tapelint.analysis.file_model.model import CallSite, Def, DefKind, FileModel, Scope
 from tapelint.analysis.project_model.names import absolute
+from tapelint.analysis.project_model.summaries import OPEN
 
 _BUILTINS = frozenset(dir(builtins))
 # Top-level packages whose functions never have a summary of the project's (the library
@@ -45,18 +56,46 @@ def callee_of(model: FileModel, call: cst.Call) -> Callee | None:
     qualified = model.imports.qualify(func)
     if qualified is not None:
         return Callee(_absolute(model, qualified), bound=False)
-    owner = func.value
+    return _method_callee(model, call, func.value, func.attr.value)
+
+
+def _method_callee(
+    model: FileModel, call: cst.Call, owner: cst.BaseExpression, method: str
+) -> Callee | None:
+    """`self.m(...)`, `Cls.m(...)` for a class of the module, and `obj.m(...)` on an object
+    whose class is known (`objects`). A static method takes no instance; a class method
+    called through its class takes the class."""
+    enclosing = _enclosing_class(model, call)
+    if isinstance(owner, cst.Name) and owner.value == "self":
+        if enclosing is None:
+            return None
+        cls = qualified_name(model, enclosing)
+        return Callee(f"{cls}.{method}", bound=not is_static(model, cls, method))
+    through = _class_called(model, owner)
+    if through is not None:
+        return Callee(f"{through}.{method}", bound=is_class_method(model, through, method))
+    local = local_name(model, enclosing) if enclosing is not None else None
+    found = object_class(model, owner, local)
+    if found is None or outside_project(found[0]):
+        return None
+    cls, open_ = found
+    if open_ and overridden_here(model, cls, method):
+        return None
+    target = f"{cls}{OPEN}.{method}" if open_ else f"{cls}.{method}"
+    return Callee(target, bound=not is_static(model, cls, method))
+
+
+def _class_called(model: FileModel, owner: cst.BaseExpression) -> str | None:
+    """The class of this module a method is called through (`Executor.clip(...)`)."""
     if not isinstance(owner, cst.Name):
         return None
-    if owner.value == "self":
-        cls = _enclosing_class(model, call)
-        if cls is not None:
-            return Callee(f"{qualified_name(model, cls)}.{func.attr.value}", bound=True)
+    defs = model.defs_of(owner)
+    if len(defs) != 1:
         return None
-    cls = instance_class(model, owner)
-    if cls is not None:
-        return Callee(f"{qualified_name(model, cls)}.{func.attr.value}", bound=True)
-    return None
+    (d,) = defs
+    if d.kind is not DefKind.DEFINITION or not isinstance(d.stmt, cst.ClassDef):
+        return None
+    return qualified_name(model, d.stmt)
 
 
 def outside_project(target: str) -> bool:

@@ -11,5 +11,7 @@ everything else asks.
   `builder`, which records them as NumPy calls).
 - `builder`: the one walk that builds the `FileModel` (scopes, definitions, uses, tapes,
   tape calls, apply calls, NumPy calls, None checks, every call site).
+- `class_facts`: the module's classes (bases, what their bodies bind) and attribute stores,
+  from its whole text (the parse may have left out methods that name no trigger).
 - `test_code`: is a file or a function part of a test suite? (TAP401)
 """

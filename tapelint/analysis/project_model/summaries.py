@@ -209,7 +209,12 @@ class ModuleSummary:
     functions: Mapping[str, FunctionSummary] = field(default_factory=dict)
     aliases: Mapping[str, str] = field(default_factory=dict)  # top-level name -> qualified
     star_imports: tuple[str, ...] = ()
-    bases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # class -> qualified
+    # Each class (by local name, `Outer.Inner`) with the qualified names of its bases, in
+    # order; `""` for a base the module cannot name (`make_base()`, a name bound at run
+    # time). `classes`: each class with the names its body binds (its methods, assignments,
+    # imports), which end Python's look-up of a method there.
+    bases: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    classes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     alternatives: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     exports: tuple[str, ...] | None = None
 
@@ -224,6 +229,7 @@ class ModuleSummary:
             "aliases": dict(self.aliases),
             "star_imports": list(self.star_imports),
             "bases": {name: list(bases) for name, bases in self.bases.items()},
+            "classes": {name: list(bound) for name, bound in self.classes.items()},
             "alternatives": {name: list(found) for name, found in self.alternatives.items()},
             "exports": list(self.exports) if self.exports is not None else None,
         }
@@ -237,6 +243,7 @@ class ModuleSummary:
             aliases={str(k): str(v) for k, v in data["aliases"].items()},
             star_imports=tuple(str(m) for m in data["star_imports"]),
             bases={str(k): tuple(str(b) for b in v) for k, v in data["bases"].items()},
+            classes={str(k): tuple(str(b) for b in v) for k, v in data["classes"].items()},
             alternatives={
                 str(k): tuple(str(b) for b in v) for k, v in data["alternatives"].items()
             },
@@ -254,6 +261,18 @@ TRANSFORMS_OF = "transforms-of:"
 def transforms_question(name: str) -> str | None:
     """The function an asked name asks the transforms of, if it is such a question."""
     return name[len(TRANSFORMS_OF) :] if name.startswith(TRANSFORMS_OF) else None
+
+
+# After a class's name in a method's qualified name (`pkg.solvers.Solver+.grad`): the
+# method of an object of that class or of a subclass (a parameter annotated with it), not
+# of exactly that class (`self`, an object the module constructs).
+OPEN = "+"
+
+
+def class_and_method(rest: str) -> tuple[str, str]:
+    """(`Outer.Inner`, `m`) for `Outer.Inner.m`; the class part keeps `OPEN`."""
+    owner, _, method = rest.rpartition(".")
+    return owner, method
 
 
 # The names one look-up may pass through (aliases, star imports, base classes). Any
@@ -323,23 +342,121 @@ class ProjectIndex:
             summary = self.modules.get(module)
             if summary is None:
                 continue
+            owner, method = class_and_method(rest)
+            if owner.removesuffix(OPEN) in summary.classes:
+                return self._method(module, owner, method, seen)
             if rest in summary.functions:
                 return qualified, summary.functions[rest]
             head, _, tail = rest.partition(".")
             if head in summary.aliases:
                 target = summary.aliases[head] + (f".{tail}" if tail else "")
                 return self._function(target, seen)
-            if tail and head in summary.bases:
-                for base in summary.bases[head]:
-                    found = self._function(f"{base}.{tail}", seen)
-                    if found is not None:
-                        return found
             for star in summary.star_imports:
                 found = self._function(f"{star}.{rest}", seen)
                 if found is not None:
                     return found
             return None
         return None
+
+    def _method(
+        self, module: str, owner: str, method: str, seen: set[str]
+    ) -> tuple[str, FunctionSummary] | None:
+        """Method `method` of class `owner` of `module`, looked up as Python does: the
+        class, then each base in order, depth first. A class whose body binds the name ends
+        the look-up, with its summary or with nothing known (an override that filters None
+        has no fact to give, and the base's must not be found instead). A base the module
+        cannot name, a base outside the project (`keras.Model`, which may define the name)
+        and a class reached twice (a diamond, where Python's order is not depth first) make
+        it unknown. `Owner+` (`OPEN`): the object may be of a subclass, so a subclass that
+        overrides the method in `owner`'s module makes it unknown too (the caller's module
+        asks the same of its own classes: `calls.objects`)."""
+        if owner.endswith(OPEN):
+            owner = owner.removesuffix(OPEN)
+            if self._overridden_below(f"{module}.{owner}", method, seen):
+                return None
+        order = self._ancestry(module, owner, method, seen)
+        for place in order:
+            if place is None or order.count(place) > 1:
+                return None  # an unknown base, or a class reached twice, comes first
+            place_module, place_owner = place
+            summary = self.modules[place_module]
+            if method in summary.classes.get(place_owner, ()):
+                found = summary.functions.get(f"{place_owner}.{method}")
+                return (f"{place_module}.{place_owner}.{method}", found) if found else None
+        return None
+
+    def _ancestry(
+        self, module: str, owner: str, method: str, seen: set[str]
+    ) -> list[tuple[str, str] | None]:
+        """Class `owner` of `module` and its bases, depth first, left to right, a class
+        reached twice listed twice; None for a base not known to be the project's class."""
+        order: list[tuple[str, str] | None] = []
+        pending: list[tuple[str, str] | None] = [(module, owner)]
+        while pending and len(order) < MAX_LOOKUP_STEPS:
+            place = pending.pop()
+            order.append(place)
+            if place is None or order.count(place) > 1:
+                continue
+            bases = self.modules[place[0]].bases.get(place[1], ())
+            found: list[tuple[str, str] | None] = []
+            for base in bases:
+                if base and (self.own_module is None or not base.startswith(self.own_module + ".")):
+                    # What the base's module says decides the answer (and a view follows it).
+                    self.asked.add(f"{base}.{method}")
+                found.append(self._class(base, set(seen)) if base else None)
+            pending.extend(reversed(found))
+        if pending:
+            order.append(None)  # too deep to tell
+        return order
+
+    def _class(self, qualified: str, seen: set[str]) -> tuple[str, str] | None:
+        """(module, local name) of the project's class `qualified` reaches through
+        re-exports and star imports; None for a name outside the index."""
+        if qualified in seen or len(seen) >= MAX_LOOKUP_STEPS:
+            return None
+        seen.add(qualified)
+        for module, rest in _splits(qualified):
+            summary = self.modules.get(module)
+            if summary is None:
+                continue
+            if rest in summary.classes:
+                return module, rest
+            head, _, tail = rest.partition(".")
+            if head in summary.aliases:
+                return self._class(summary.aliases[head] + (f".{tail}" if tail else ""), seen)
+            for star in summary.star_imports:
+                found = self._class(f"{star}.{rest}", seen)
+                if found is not None:
+                    return found
+            return None
+        return None
+
+    def _overridden_below(self, qualified: str, method: str, seen: set[str]) -> bool:
+        """Whether a class derived from class `qualified`, in its module, binds `method`
+        itself."""
+        target = self._class(qualified, set(seen))
+        if target is None:
+            return True
+        below: dict[tuple[str, str], bool] = {target: True}
+
+        def derives(place: tuple[str, str], path: frozenset[tuple[str, str]]) -> bool:
+            if place not in below:
+                below[place] = False  # a cycle derives from nothing
+                summary = self.modules[place[0]]
+                for base in summary.bases.get(place[1], ()):
+                    found = self._class(base, set(seen)) if base else None
+                    if found is not None and found not in path and derives(found, path | {place}):
+                        below[place] = True
+                        break
+            return below[place]
+
+        summary = self.modules[target[0]]
+        return any(
+            (target[0], owner) != target
+            and method in bound
+            and derives((target[0], owner), frozenset())
+            for owner, bound in summary.classes.items()
+        )
 
     def tensorflow_binding(self, qualified: str) -> str | None:
         """The canonical TensorFlow or Keras name that `qualified`, a name of the project

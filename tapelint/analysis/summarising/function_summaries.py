@@ -14,6 +14,7 @@ summary knows nothing, which is what an empty one would say.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -25,14 +26,13 @@ from tapelint.analysis.calls.callees import (
     keyed_arguments,
     local_name,
     outside_project,
-    qualified_name,
 )
 from tapelint.analysis.calls.spending import spent_parameters
+from tapelint.analysis.file_model.class_facts import has_no_methods, module_classes
 from tapelint.analysis.file_model.expressions import in_execution_order, statements
 from tapelint.analysis.file_model.model import (
     ApplyCall,
     CallSite,
-    DefKind,
     FileModel,
     Scope,
     TapeCall,
@@ -102,12 +102,14 @@ def summarize(
         if tree is not None
         else None
     )
+    bases, classes = _classes(model)
     return ModuleSummary(
         module=model.module_name,
         functions=functions,
         aliases=aliases,
         star_imports=tuple(_absolute(model, m) for m in model.imports.star_modules),
-        bases=_bases(model),
+        bases=bases,
+        classes=classes,
         alternatives=bindings.alternatives if bindings is not None else {},
         exports=bindings.exports if bindings is not None else None,
     )
@@ -379,27 +381,16 @@ def _absolute(model: FileModel, qualified: str) -> str:
     return absolute(qualified, model.module_name, is_package=model.is_package)
 
 
-def _bases(model: FileModel) -> dict[str, tuple[str, ...]]:
-    """Each class of the module, with the qualified names of its bases."""
-    found: dict[str, tuple[str, ...]] = {}
-    for scope in model.scopes:
-        node = scope.node
-        if not isinstance(node, cst.ClassDef):
-            continue
-        name = local_name(model, node)
-        bases: list[str] = []
-        for base in node.bases:
-            qualified = model.imports.qualify(base.value)
-            if qualified is not None:
-                bases.append(_absolute(model, qualified))
-            elif isinstance(base.value, cst.Name):
-                local = [
-                    d.stmt
-                    for d in model.defs_of(base.value)
-                    if d.kind is DefKind.DEFINITION and isinstance(d.stmt, cst.ClassDef)
-                ]
-                if len(local) == 1:
-                    bases.append(qualified_name(model, local[0]))
-        if name is not None and bases:
-            found[name] = tuple(bases)
-    return found
+def _classes(model: FileModel) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    """Each class of the module with the qualified names of its bases (`""` for one the
+    module cannot name; `object` left out), and with the names its body binds: from the
+    whole text, since the parse may have left out an override that names no tape."""
+    facts = module_classes(model)
+    bases: dict[str, tuple[str, ...]] = {}
+    for name, found in facts.classes.items():
+        bases[name] = tuple(
+            facts.qualify(base, model.module_name) or ""
+            for base in found.bases
+            if not has_no_methods(ast.unparse(base))
+        )
+    return bases, {name: tuple(sorted(found.binds)) for name, found in facts.classes.items()}
