@@ -72,7 +72,9 @@ def test_defines_looks_at_code_only():
 
 
 def test_transforms_of_a_function_and_of_a_class():
-    functions = transforms_of(NOISE, "noise.py", ModuleName("noise"), "add_noise")
+    summary = transforms_of(NOISE, "noise.py", ModuleName("noise"), "add_noise")
+    assert summary is not None and not summary.classes and not summary.bases
+    functions = summary.functions
     assert list(functions) == ["add_noise"]
     facts = functions["add_noise"].transforms
     assert [t.param for t in facts] == [0, 1]  # `stddev` goes into `tf.random.normal` too
@@ -81,11 +83,17 @@ def test_transforms_of_a_function_and_of_a_class():
     assert "`g + tf.random.normal" in fact.site.label and "`add_noise`" in fact.site.label
     # Only the transforms: nothing else the first pass did not know is told.
     assert functions["add_noise"] == FunctionSummary(("g", "stddev"), transforms=facts)
-    methods = transforms_of(NOISE, "noise.py", ModuleName("noise"), "Accumulator")
+    accumulator = transforms_of(NOISE, "noise.py", ModuleName("noise"), "Accumulator")
+    assert accumulator is not None
+    methods = accumulator.functions
     # `__init__` runs `tf.zeros_like` on each variable: a fact too, of no use to a caller.
     assert sorted(methods) == ["Accumulator.__init__", "Accumulator.add"]
     assert [(t.param, t.each) for t in methods["Accumulator.add"].transforms] == [(1, True)]
-    assert transforms_of("def add_noise(:\n", "noise.py", ModuleName("noise"), "add_noise") == {}
+    # What the class binds and its bases: the index's method look-up goes through them.
+    assert set(accumulator.classes) == {"Accumulator"}
+    assert {"__init__", "add"} <= set(accumulator.classes["Accumulator"])
+    assert accumulator.bases == {"Accumulator": ()}
+    assert transforms_of("def add_noise(:\n", "noise.py", ModuleName("noise"), "add_noise") is None
 
 
 def test_a_question_of_transforms_is_asked_and_answered_apart():

@@ -9,16 +9,18 @@ function matters only where a check hands it raw gradients, and that check says 
 asks the index for the function's `transforms`, which it records as a question of its own
 (`summaries.TRANSFORMS_OF`). For that question alone, the module that defines the asked
 top-level name (a function, or a class for its methods) is parsed whole and summarized
-(`engine.summarize_text`), and only the `transforms` facts of that name are kept: what
-else the first pass left unknown stays unknown. Checking a training repository, a module
-is read this way only for a helper that is handed a raw gradient list.
+(`engine.summarize_text`), and only the `transforms` facts of that name are kept, with,
+for a class, the names its body binds and its bases (what the index's method look-up
+follows, `ProjectIndex._method`: an accumulator's method reached through a subclass in
+another module): what else the first pass left unknown stays unknown. Checking a training
+repository, a module is read this way only for a helper that is handed a raw gradient list.
 """
 
 from __future__ import annotations
 
 import re
 
-from tapelint.analysis.project_model.summaries import FunctionSummary
+from tapelint.analysis.project_model.summaries import FunctionSummary, ModuleSummary
 from tapelint.engine import ModuleContext, summarize_text
 from tapelint.project.modules import ModuleName
 from tapelint.source import Literals
@@ -33,21 +35,24 @@ def defines(text: str, name: str) -> bool:
     return definition.search(Literals(text).blanked(text)) is not None
 
 
-def transforms_of(
-    text: str, path: str, module: ModuleName, name: str
-) -> dict[str, FunctionSummary]:
-    """The summaries, holding their `transforms` only, of the top-level function `name` of
-    module text `text` (file `path` as reported) or of the methods of class `name`, for
-    those that transform a parameter; empty when there are none, or the text does not
-    parse."""
+def transforms_of(text: str, path: str, module: ModuleName, name: str) -> ModuleSummary | None:
+    """Module `module`'s summary holding only what the top-level function `name` of module
+    text `text` (file `path` as reported), or the methods of class `name`, transform (for
+    those that transform a parameter) and, for a class, what its body binds and its bases;
+    None when there is none of that, or the text does not parse."""
     if not defines(text, name):
-        return {}
+        return None
     try:
         summary = summarize_text(text, path, ModuleContext(module.name, module.is_package))
     except Exception:  # a syntax error, an engine bug: nothing is known, as before
-        return {}
-    return {
+        return None
+    functions = {
         key: FunctionSummary(function.params, transforms=function.transforms)
         for key, function in summary.functions.items()
         if (key == name or key.startswith(f"{name}.")) and function.transforms
     }
+    classes = {key: bound for key, bound in summary.classes.items() if key == name}
+    if not functions and not classes:
+        return None
+    bases = {key: found for key, found in summary.bases.items() if key == name}
+    return ModuleSummary(module.name, functions, bases=bases, classes=classes)

@@ -111,7 +111,7 @@ class _Module:
     builders: dict[str, FunctionSummary | None] = field(default_factory=dict)
     # What the top-level names asked about in questions of transforms transform, by name,
     # when its summary does not say (see `tapelint.project.transformers`).
-    transformers: dict[str, dict[str, FunctionSummary]] = field(default_factory=dict)
+    transformers: dict[str, ModuleSummary | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -273,38 +273,44 @@ class Project:
         built = {key: f for key, f in entry.builders.items() if f is not None}
         if transforms and wanted not in entry.transformers:
             entry.transformers[wanted] = self._transforms_of(path, entry, wanted)
-        transformed = entry.transformers.get(wanted, {}) if transforms else {}
-        if not built and not transformed:
+        transformed = entry.transformers.get(wanted) if transforms else None
+        if not built and transformed is None:
             return name, summary
         functions = {**built, **summary.functions}
-        for key, found in transformed.items():
+        if transformed is None:
+            return name, replace(summary, functions=functions)
+        for key, found in transformed.functions.items():
             known = functions.get(key)
             functions[key] = replace(known, transforms=found.transforms) if known else found
-        return name, replace(summary, functions=functions)
+        return name, replace(
+            summary,
+            functions=functions,
+            bases={**transformed.bases, **summary.bases},
+            classes={**transformed.classes, **summary.classes},
+        )
 
-    def _transforms_of(self, path: str, entry: _Module, wanted: str) -> dict[str, FunctionSummary]:
-        """What the top-level function (or class) `wanted` of module `path` transforms;
-        through the cache."""
+    def _transforms_of(self, path: str, entry: _Module, wanted: str) -> ModuleSummary | None:
+        """What the top-level function (or class) `wanted` of module `path` transforms (and,
+        for a class, what its body binds and its bases); through the cache."""
         data = self._read(path)
         if data is None or len(data) > self.settings.max_file_size:
-            return {}
+            return None
         display = display_path(Path(path), self._cwd)
         key = None
         if self._cache is not None:
             key = self._cache.transforms_key(data, entry.name.key, wanted, display)
             found, summary = self._cache.get_imports(key)
             if found:
-                return dict(summary.functions) if summary is not None else {}
+                return summary
         try:
             text = with_newline_line_ends(decode_source(data))
         except (UnicodeDecodeError, SyntaxError, LookupError):
-            return {}
+            return None
         self.loaded = (self.loaded[0] + 1, self.loaded[1])
-        functions = transforms_of(text, display, entry.name, wanted)
+        transformed = transforms_of(text, display, entry.name, wanted)
         if self._cache is not None and key is not None:
-            stored = ModuleSummary(entry.name.name, functions) if functions else None
-            self._cache.put_imports(key, stored)
-        return functions
+            self._cache.put_imports(key, transformed)
+        return transformed
 
     def _built_by(self, path: str, entry: _Module, wanted: str) -> FunctionSummary | None:
         """What the top-level function `wanted` of module `path` builds, when the module
