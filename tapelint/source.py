@@ -198,7 +198,7 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     # Names in docstrings and comments refer to nothing (a class docstring's `model.fit(...)`
     # example must not keep `fit`).
     code = literals.blanked(text)
-    referenced = _referenced(code, candidates)
+    referenced = _referenced(code, candidates, _held_classes(tree, trigger_lines))
     dropped = [(first, last) for name, first, last in candidates if name not in referenced]
     if imports:
         # Then the imports that nothing kept (the helpers just kept included) refers to.
@@ -210,12 +210,16 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     return dataclasses.replace(_without(text, dropped), tree=tree)
 
 
-def _referenced(code: str, candidates: list[tuple[str, int, int]]) -> set[str]:
+def _referenced(
+    code: str, candidates: list[tuple[str, int, int]], held: frozenset[str] = frozenset()
+) -> set[str]:
     """The names that the code which matters refers to, with those that the helpers it
     refers to refer to, transitively: a loss method that calls another method of the class
-    (`self._loss` calling `self._predictions`), which a rule may follow too."""
+    (`self._loss` calling `self._predictions`), which a rule may follow too. `held`: the
+    classes whose objects a class that matters holds (`_held_classes`), referred to from
+    a method that may itself be cut (`__init__`)."""
     without_all = _without(code, [(first, last) for _, first, last in candidates])
-    referenced = set(_IDENTIFIER.findall(without_all.text))
+    referenced = set(_IDENTIFIER.findall(without_all.text)) | held
     lines = code.splitlines(keepends=True)
     pending = [c for c in candidates if c[0] in referenced]
     inside: dict[tuple[str, int, int], set[str]] = {}
@@ -229,6 +233,30 @@ def _referenced(code: str, candidates: list[tuple[str, int, int]]) -> set[str]:
             referenced |= new
             pending += [c for c in candidates if c[0] in new]
     return referenced
+
+
+def _held_classes(tree: ast.Module, trigger_lines: list[int]) -> frozenset[str]:
+    """The names of the classes whose objects a class with a trigger line stores on `self`
+    (`self.accumulator = GradientAccumulator(...)`, in `__init__` or any other method): a
+    method called on that attribute (`self.accumulator.add(grads)`) resolves to theirs
+    (`analysis.calls.objects`), so they must be parsed with it."""
+    held: set[str] = set()
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef) or not _any_between(trigger_lines, *_span(node)):
+            continue
+        for stmt in ast.walk(node):
+            if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Call):
+                continue
+            func = stmt.value.func
+            stores_on_self = any(
+                isinstance(t, ast.Attribute)
+                and isinstance(t.value, ast.Name)
+                and t.value.id == "self"
+                for t in stmt.targets
+            )
+            if stores_on_self and isinstance(func, ast.Name):
+                held.add(func.id)
+    return frozenset(held)
 
 
 def _with_callers(

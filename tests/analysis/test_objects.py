@@ -111,6 +111,13 @@ class Trainer:
     for elsewhere in (
         "\n\ndef swap(trainer):\n    trainer.acc = Solver()\n",
         "\n\nsetattr(Trainer(), 'acc', Solver())\n",
-        "\n\nclass Other:\n    def __init__(self):\n        self.acc = Accumulator()\n",
+        # A subclass's method runs on objects of `Trainer`'s kind too.
+        "\n\nclass Sub(Trainer):\n    def __init__(self):\n        self.acc = Solver()\n",
+        # A class with a base the module does not define might derive from `Trainer`.
+        "\n\nclass Other(Base):\n    def __init__(self):\n        self.acc = Solver()\n",
     ):
         assert _callees(CLASSES + trainer + elsewhere)["self.acc.apply(grads)"] is None
+    # An unrelated class's stores are about its own objects.
+    unrelated = "\n\nclass Other:\n    def __init__(self):\n        self.acc = Solver()\n"
+    found = _callees(CLASSES + trainer + unrelated)
+    assert found["self.acc.apply(grads)"] == Callee("pkg.acc.Accumulator.apply", bound=True)

@@ -37,7 +37,13 @@ from weakref import WeakKeyDictionary
 
 import libcst as cst
 
-from tapelint.analysis.file_model.class_facts import ClassFacts, module_classes, module_stores
+from tapelint.analysis.file_model.class_facts import (
+    ClassFacts,
+    ModuleClasses,
+    has_no_methods,
+    module_classes,
+    module_stores,
+)
 from tapelint.analysis.file_model.model import Def, DefKind, FileModel, Scope, Use
 from tapelint.analysis.project_model.names import absolute
 
@@ -164,15 +170,20 @@ def _constructed(model: FileModel, d: Def) -> str | None:
 
 def _attribute_class(model: FileModel, enclosing: str, attr: str) -> str | None:
     """The class every store of `attr` in the module constructs, when each is `self.attr =
-    Cls()` in a method of class `enclosing`."""
+    Cls()` in a method of class `enclosing`. A store on `self` in a method of a class that
+    cannot share objects with `enclosing` (neither derives from the other, and all its
+    bases are known: `_related_classes`) is about that class's objects and does not count."""
     classes = module_classes(model)
     stores = module_stores(model)
     facts = classes.classes.get(enclosing)
     if stores is None or facts is None or attr in facts.binds or "*" in stores.stores:
         return None
     found: set[str | None] = set()
+    related = _related_classes(classes, enclosing)
     for store in stores.stores.get(attr, ()):
         value = store.value
+        if store.on_self and store.owner not in related:
+            continue  # another class's own objects: never an object of `enclosing`
         if not store.on_self or store.owner != enclosing or not isinstance(value, ast.Call):
             return None
         found.add(classes.qualify(value.func, model.module_name))
@@ -180,6 +191,37 @@ def _attribute_class(model: FileModel, enclosing: str, attr: str) -> str | None:
         return None
     (qualified,) = found
     return qualified
+
+
+def _related_classes(classes: ModuleClasses, enclosing: str) -> set[str | None]:
+    """The classes of the module whose methods may run on an object of `enclosing`: itself,
+    its bases and the classes derived from it, in the module; a class with a base the
+    module does not define (an import may derive from `enclosing` too), a nested class,
+    and None (a store outside any class) as well."""
+
+    def bases(name: str) -> list[str | None]:
+        facts = classes.classes.get(name)
+        written = [ast.unparse(base) for base in facts.bases] if facts else []
+        return [b if b in classes.classes else None for b in written if not has_no_methods(b)]
+
+    def ancestors(name: str) -> set[str | None]:
+        found: set[str | None] = set()
+        pending: list[str | None] = [name]
+        while pending:
+            current = pending.pop()
+            if current in found:
+                continue
+            found.add(current)
+            if current is not None:
+                pending.extend(bases(current))
+        return found
+
+    related: set[str | None] = {None}
+    for name in classes.classes:
+        above = ancestors(name)
+        if "." in name or None in above or enclosing in above or name in ancestors(enclosing):
+            related.add(name)
+    return related
 
 
 # ---------------------------------------------------------------------- call sites
