@@ -49,7 +49,7 @@ from tapelint.analysis.calls.callees import (
     local_name,
     outside_project,
 )
-from tapelint.analysis.file_model.expressions import child_blocks, statements
+from tapelint.analysis.file_model.expressions import child_blocks, returns_of, statements
 from tapelint.analysis.file_model.model import Def, DefKind, FileModel, TapeCall, Tri
 from tapelint.analysis.flow.watching import source_argument
 from tapelint.analysis.keras.method_returns import returned_values
@@ -686,20 +686,6 @@ def _method_owner(d: Def) -> cst.ClassDef | None:
         ):
             return None
     return owner
-
-
-def returns_of(function: cst.FunctionDef) -> Iterator[cst.Return]:
-    """The `return` statements of `function` itself (not of functions nested in it)."""
-    yield from _returns(statements(function.body))
-
-
-def _returns(body: Sequence[cst.CSTNode]) -> Iterator[cst.Return]:
-    for statement in body:
-        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            yield from (small for small in statement.body if isinstance(small, cst.Return))
-        elif not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            for block in child_blocks(statement):
-                yield from _returns(block)
 
 
 def _is_keras_layer_constructor(qualified: str) -> bool:
