@@ -49,6 +49,7 @@ from tapelint.analysis.flow.source_paths import (
     lambda_parameters,
     mutation_pattern,
     renamed_in_callee,
+    renamed_in_instance_call,
     scope_of_function,
     subscript_path,
 )
@@ -484,8 +485,9 @@ class _Walk:
 
     def _followed(self, call: cst.Call) -> Reach | None:
         """A call this walk can look into: a functional model (`model(x)` computes its
-        `outputs`) or a function of the file handed the container that holds the source
-        (`forward(X, parameters)`), walked over the function's every `return`."""
+        `outputs`), a function of the file handed the container that holds the source
+        (`forward(X, parameters)`), or an instance of a class of the file that holds it
+        (`gate(x)`, its `call` reading `self.a1`), walked over every `return`."""
         if self.depth >= _MAX_DEPTH:
             return None
         outputs = functional_outputs(self.model, call.func)
@@ -493,10 +495,13 @@ class _Walk:
             expr, scope = outputs
             if scope is self.scope:
                 return self.reach(expr)
-            if scope is self.model.scopes[0] and self._origin_is_global():
+            if self._reads_same_names(scope):
                 return self._elsewhere(scope, self.paths).reach(expr)
             return None
         renamed = renamed_in_callee(self.model, call, self.paths)
+        instance = renamed_in_instance_call(self.model, call, self.paths)
+        if renamed is None and instance is not None and self._reads_same_names(instance[2]):
+            renamed = instance[:2]
         if renamed is None:
             return None
         function, paths = renamed
@@ -523,13 +528,18 @@ class _Walk:
             depth=self.depth + 1,
         )
 
-    def _origin_is_global(self) -> bool:
-        """The source's root name is bound at module level and not in this walk's scope,
-        so the module's bindings read the same source."""
+    def _reads_same_names(self, scope: Scope) -> bool:
+        """Whether names read in `scope` mean what they mean here: it is this walk's
+        scope, or the module's, and the source's root name is bound at module level and
+        not in this walk's scope (a global both read)."""
+        if scope is self.scope:
+            return True
         root = self._root()
         module = self.model.scopes[0]
-        return root in self.model.scope_defs.get(module, {}) and (
-            self.scope is module or root not in self.model.scope_defs.get(self.scope, {})
+        return (
+            scope is module
+            and root in self.model.scope_defs.get(module, {})
+            and (self.scope is module or root not in self.model.scope_defs.get(self.scope, {}))
         )
 
     def _tensorflow_call(

@@ -14,12 +14,13 @@ more quiet (the "every source feeds the loss" evidence of TAP401 and TAP403).
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
 
 from tapelint.analysis.calls.callees import plain_function
-from tapelint.analysis.file_model.expressions import argument_value
+from tapelint.analysis.file_model.expressions import argument_value, decorator_callee
 from tapelint.analysis.file_model.model import DefKind, FileModel, Scope
 from tapelint.analysis.project_model.names import dotted_name
 
@@ -51,13 +52,24 @@ def entry_aliases(model: FileModel, source: cst.BaseExpression) -> frozenset[str
     defs = list(model.defs_of(source))
     if len(defs) != 1 or defs[0].kind is not DefKind.ASSIGN or defs[0].value is None:
         return frozenset()
-    path = subscript_path(defs[0].value)
-    if path is None:
+    value = defs[0].value
+    path = subscript_path(value)
+    if path is None or not isinstance(value, cst.Subscript):
         return frozenset()
     root = path.partition("[")[0]
+    if isinstance(value.value, cst.Name) and not _bound_once(model, value.value):
+        return frozenset()  # `parameters` rebound: its entry may be another variable
     if mutation_pattern(root).search(model.source_text):
         return frozenset()
     return frozenset({path})
+
+
+def _bound_once(model: FileModel, name: cst.Name) -> bool:
+    """One binding reaches `name`, and its scope binds the name nowhere else."""
+    defs = list(model.defs_of(name))
+    if len(defs) != 1:
+        return False
+    return len(model.scope_defs.get(defs[0].scope, {}).get(name.value, [])) == 1
 
 
 def mutation_pattern(name: str) -> re.Pattern[str]:
@@ -73,8 +85,9 @@ def renamed_in_callee(
     a path's root handed to one of its parameters (`forward(X, parameters)` with the path
     `parameters['W1']` gives `params['W1']` in `def forward(x, params)`). None when the
     call runs no such function or hands it no path's root."""
-    function = plain_function(model, call)
-    if function is None:
+    function = _function_called(model, call)
+    scope = scope_of_function(model, function) if function is not None else None
+    if function is None or scope is None:
         return None
     parameters = function.params
     positional = [p.name.value for p in (*parameters.posonly_params, *parameters.params)]
@@ -90,13 +103,32 @@ def renamed_in_callee(
             target = positional[index] if index < len(positional) else None
             index += 1
         root = dotted_name(arg.value) if isinstance(arg.value, cst.Name) else None
-        if target is None or root is None:
-            continue
+        if target is None or root is None or len(model.scope_defs[scope].get(target, [])) != 1:
+            continue  # a parameter the function rebinds may not hold what it was handed
         for path in paths:
             rest = _rest_after_root(path, root)
             if rest is not None:
                 renamed.add(target + rest)
     return (function, frozenset(renamed)) if renamed else None
+
+
+def _function_called(model: FileModel, call: cst.Call) -> cst.FunctionDef | None:
+    """The function of the file a call by its bare name runs (`callees.plain_function`),
+    also when it is compiled with `@tf.function`, which computes the same values."""
+    function = plain_function(model, call)
+    if function is not None or not isinstance(call.func, cst.Name):
+        return function
+    defs = list(model.defs_of(call.func))
+    if len(defs) != 1 or defs[0].kind is not DefKind.DEFINITION:
+        return None
+    found = defs[0].stmt
+    if not isinstance(found, cst.FunctionDef) or found.asynchronous is not None:
+        return None
+    compiled = all(
+        model.imports.qualify(decorator_callee(d.decorator)) == "tensorflow.function"
+        for d in found.decorators
+    )
+    return found if compiled else None
 
 
 def positional_params(parameters: cst.Parameters) -> tuple[cst.Param, ...]:
@@ -109,6 +141,94 @@ def _rest_after_root(path: str, root: str) -> str | None:
     if path.startswith(root) and path[len(root) : len(root) + 1] in ("[", "."):
         return path[len(root) :]
     return None
+
+
+def renamed_in_instance_call(
+    model: FileModel, call: cst.Call, paths: frozenset[str]
+) -> tuple[cst.FunctionDef, frozenset[str], Scope] | None:
+    """`gate(x)` with `gate = Gate(a1=a1, b1=b1)` bound once, `Gate` a class of the file
+    whose `call` was parsed: that method, with the paths it reads the source under
+    (`gate.a1` is `self.a1` there; `a1` handed to `__init__`'s parameter `a1`, which
+    `__init__` stores as `self.a1 = a1`, is `self.a1` too), and the scope that binds
+    `gate`, where those names are read."""
+    func = call.func
+    if not isinstance(func, cst.Name):
+        return None
+    defs = list(model.defs_of(func))
+    if len(defs) != 1 or defs[0].kind is not DefKind.ASSIGN:
+        return None
+    made = defs[0].value
+    if not isinstance(made, cst.Call) or not isinstance(made.func, cst.Name):
+        return None
+    classes = [d.stmt for d in model.defs_of(made.func)]
+    if len(classes) != 1 or not isinstance(classes[0], cst.ClassDef):
+        return None
+    cls = classes[0]
+    forward = next(
+        (
+            stmt
+            for stmt in cls.body.body
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "call"
+        ),
+        None,
+    )
+    if forward is None:
+        return None
+    stored = _stored_parameters(model, cls.name.value)
+    renamed: set[str] = set()
+    for path in paths:
+        rest = _rest_after_root(path, func.value)
+        if rest is not None and rest.startswith("."):
+            renamed.add("self" + rest)
+    for arg in made.args:
+        if arg.keyword is None or not isinstance(arg.value, cst.Name):
+            continue
+        attribute = stored.get(arg.keyword.value)
+        for path in paths:
+            if attribute is not None and path == arg.value.value:
+                renamed.add(f"self.{attribute}")
+    return (forward, frozenset(renamed), defs[0].scope) if renamed else None
+
+
+def _stored_parameters(model: FileModel, class_name: str) -> dict[str, str]:
+    """`__init__`'s parameters that it stores as they are (`self.a1 = a1`), by parameter,
+    with the attribute; read from the file's text (`__init__` is usually cut out)."""
+    tree = model.text_tree()
+    classes = [
+        node
+        for node in (tree.body if tree is not None else [])
+        if isinstance(node, ast.ClassDef) and node.name == class_name
+    ]
+    if len(classes) != 1:
+        return {}
+    init = next(
+        (m for m in classes[0].body if isinstance(m, ast.FunctionDef) and m.name == "__init__"),
+        None,
+    )
+    if init is None:
+        return {}
+    parameters = {a.arg for a in (*init.args.args[1:], *init.args.kwonlyargs)}
+    stored: dict[str, list[str]] = {}
+    rebound: set[str] = set()
+    for node in ast.walk(init):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            rebound.add(node.id)
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1):
+            continue
+        target, value = node.targets[0], node.value
+        if (
+            isinstance(target, ast.Attribute)
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+            and isinstance(value, ast.Name)
+            and value.id in parameters
+        ):
+            stored.setdefault(value.id, []).append(target.attr)
+    return {
+        parameter: attributes[0]
+        for parameter, attributes in stored.items()
+        if len(attributes) == 1 and parameter not in rebound
+    }
 
 
 def functional_outputs(
