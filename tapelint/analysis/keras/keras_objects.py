@@ -535,7 +535,10 @@ class KerasObjects:
                             else set()
                         )
                         if plain and value is not None and _calls_own_method(value, own_methods):
-                            names.discard("self")  # `self._define_model()`
+                            # `self._define_model(width)`: what the method returns names
+                            # none of its parameters (`method_returns`), so the arguments
+                            # decide nothing here.
+                            names = set()
                         known = plain and not names & parameters
                         assigned.setdefault(attribute, []).append(value if known else None)
         return assigned
