@@ -47,6 +47,12 @@ GATE = (
     "inputs = tf.keras.Input(shape=(1,))\n"
     "model = tf.keras.Model(inputs=inputs, outputs=gate(inputs))\n"
 )
+# A class with a docstring: its methods, which mention no tape, are cut out before the
+# parse, and `call` is read back from the text.
+DOCUMENTED_GATE = GATE.replace(
+    "class Gate(tf.keras.layers.Layer):\n",
+    'class Gate(tf.keras.layers.Layer):\n    """A gate."""\n\n',
+)
 LAMBDA = (
     "w = tf.Variable(tf.ones([3, 1]))\nb = tf.Variable(tf.zeros([1]))\n"
     "inputs = tf.keras.Input(shape=(3,))\n"
@@ -72,6 +78,8 @@ LAMBDA = (
         (GATE.format(plus_b=""), "model(x)", "[a, b]", True),
         (GATE.format(plus_b=""), "model(x)", "gate.a", False),
         (GATE.format(plus_b=""), "model(x)", "gate.many", True),
+        (DOCUMENTED_GATE.format(plus_b=" + self.b"), "gate(x)", "[a, b]", False),
+        (DOCUMENTED_GATE.format(plus_b=""), "gate(x)", "[a, b]", True),
         (LAMBDA.format(plus_b=" + b"), "model(x)", "[w, b]", False),
         (LAMBDA.format(plus_b=""), "model(x)", "[w, b]", True),
     ],
@@ -85,6 +93,8 @@ LAMBDA = (
         "gate-call-ignores-one",
         "one-attribute-source",
         "attribute-holds-a-list",
+        "documented-gate-call-read-from-text",
+        "documented-gate-call-ignores-one",
         "lambda-layer-reads-both",
         "lambda-layer-ignores-one",
     ],

@@ -498,26 +498,30 @@ class _Walk:
             if self._reads_same_names(scope):
                 return self._elsewhere(scope, self.paths).reach(expr)
             return None
-        renamed = renamed_in_callee(self.model, call, self.paths)
-        instance = renamed_in_instance_call(self.model, call, self.paths)
-        if renamed is None and instance is not None and self._reads_same_names(instance[2]):
-            renamed = instance[:2]
+        model = self.model
+        renamed = renamed_in_callee(model, call, self.paths)
         if renamed is None:
-            return None
+            forward = renamed_in_instance_call(model, call, self.paths)
+            if forward is None or not self._reads_same_names(forward.bound_in):
+                return None
+            renamed, model = (forward.function, forward.paths), forward.model
         function, paths = renamed
-        scope = scope_of_function(self.model, function)
+        scope = scope_of_function(model, function)
         returned = [r.value for r in returns_of(function)]
         if scope is None or not returned or None in returned:
             return None
-        walk = self._elsewhere(scope, paths)
+        walk = self._elsewhere(scope, paths, model)
         found = [walk.reach(value) for value in returned if value is not None]
         return Reach.DIFF if all(r is Reach.DIFF for r in found) else None
 
-    def _elsewhere(self, scope: Scope, paths: frozenset[str]) -> _Walk:
-        """A walk of the same source, spelled `paths`, over the bindings of `scope`."""
+    def _elsewhere(
+        self, scope: Scope, paths: frozenset[str], model: FileModel | None = None
+    ) -> _Walk:
+        """A walk of the same source, spelled `paths`, over the bindings of `scope` (of
+        `model`, a method read back from the text, when given)."""
         origin = sorted(paths)[0]
         return _Walk(
-            self.model,
+            model or self.model,
             self.call,
             self.watched,
             origin,

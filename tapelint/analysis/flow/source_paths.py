@@ -16,10 +16,14 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
+from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
 import libcst as cst
 
 from tapelint.analysis.calls.callees import plain_function
+from tapelint.analysis.file_model.builder import build_model
 from tapelint.analysis.file_model.expressions import argument_value, decorator_callee
 from tapelint.analysis.file_model.model import DefKind, FileModel, Scope
 from tapelint.analysis.project_model.names import dotted_name
@@ -143,14 +147,23 @@ def _rest_after_root(path: str, root: str) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Forward:
+    """The `call` of a layer instance, as the walk reads it."""
+
+    function: cst.FunctionDef
+    paths: frozenset[str]  # how it spells the source: `self.a1`
+    bound_in: Scope  # the scope that binds the instance, where the constructor's names are
+    model: FileModel  # the model `function` belongs to (a method read back from the text)
+
+
 def renamed_in_instance_call(
     model: FileModel, call: cst.Call, paths: frozenset[str]
-) -> tuple[cst.FunctionDef, frozenset[str], Scope] | None:
-    """`gate(x)` with `gate = Gate(a1=a1, b1=b1)` bound once, `Gate` a class of the file
-    whose `call` was parsed: that method, with the paths it reads the source under
-    (`gate.a1` is `self.a1` there; `a1` handed to `__init__`'s parameter `a1`, which
-    `__init__` stores as `self.a1 = a1`, is `self.a1` too), and the scope that binds
-    `gate`, where those names are read."""
+) -> Forward | None:
+    """`gate(x)` with `gate = Gate(a1=a1, b1=b1)` bound once, `Gate` a class of the file:
+    its `call`, with the paths it reads the source under (`gate.a1` is `self.a1` there;
+    `a1` handed to `__init__`'s parameter `a1`, which `__init__` stores as
+    `self.a1 = a1`, is `self.a1` too), and the scope that binds `gate`."""
     func = call.func
     if not isinstance(func, cst.Name):
         return None
@@ -164,16 +177,10 @@ def renamed_in_instance_call(
     if len(classes) != 1 or not isinstance(classes[0], cst.ClassDef):
         return None
     cls = classes[0]
-    forward = next(
-        (
-            stmt
-            for stmt in cls.body.body
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "call"
-        ),
-        None,
-    )
-    if forward is None:
+    found = _parsed_call(model, cls) or _call_from_text(model, cls.name.value)
+    if found is None:
         return None
+    forward, owner = found
     stored = _stored_parameters(model, cls.name.value)
     renamed: set[str] = set()
     for path in paths:
@@ -187,7 +194,51 @@ def renamed_in_instance_call(
         for path in paths:
             if attribute is not None and path == arg.value.value:
                 renamed.add(f"self.{attribute}")
-    return (forward, frozenset(renamed), defs[0].scope) if renamed else None
+    return Forward(forward, frozenset(renamed), defs[0].scope, owner) if renamed else None
+
+
+def _parsed_call(model: FileModel, cls: cst.ClassDef) -> tuple[cst.FunctionDef, FileModel] | None:
+    for stmt in cls.body.body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "call":
+            return stmt, model
+    return None
+
+
+_TEXT_CALLS: WeakKeyDictionary[FileModel, dict[str, tuple[cst.FunctionDef, FileModel] | None]] = (
+    WeakKeyDictionary()
+)
+
+
+def _call_from_text(model: FileModel, class_name: str) -> tuple[cst.FunctionDef, FileModel] | None:
+    """The class's `call` read back from the file's text when it was cut out before the
+    parse (`tapelint.source`): parsed on its own, in a class of its own, with the module's
+    imports (its names resolve as the module's do); once per class."""
+    per_model = _TEXT_CALLS.setdefault(model, {})
+    if class_name in per_model:
+        return per_model[class_name]
+    per_model[class_name] = None
+    tree = model.text_tree()
+    classes = [
+        node
+        for node in (tree.body if tree is not None else [])
+        if isinstance(node, ast.ClassDef) and node.name == class_name
+    ]
+    methods = [
+        m for m in (classes[0].body if len(classes) == 1 else []) if isinstance(m, ast.FunctionDef)
+    ]
+    forward = [m for m in methods if m.name == "call"]
+    if len(forward) != 1:
+        return None
+    text = f"class {class_name}:\n" + textwrap.indent(ast.unparse(forward[0]), "    ") + "\n"
+    try:
+        owner = build_model(cst.parse_module(text), module_name=model.module_name)
+    except cst.ParserSyntaxError:
+        return None
+    owner.imports = model.imports
+    function = next((s.node for s in owner.scopes if isinstance(s.node, cst.FunctionDef)), None)
+    if function is not None:
+        per_model[class_name] = (function, owner)
+    return per_model[class_name]
 
 
 def _stored_parameters(model: FileModel, class_name: str) -> dict[str, str]:
