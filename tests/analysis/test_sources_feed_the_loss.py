@@ -53,6 +53,12 @@ DOCUMENTED_GATE = GATE.replace(
     "class Gate(tf.keras.layers.Layer):\n",
     'class Gate(tf.keras.layers.Layer):\n    """A gate."""\n\n',
 )
+# `build` binds `self.b` again: `call` reads that weight, not the `b` handed in.
+REBUILT_GATE = GATE.replace(
+    "    def call(self, x):",
+    "    def build(self, shape):\n        self.b = self.add_weight(shape=(1,))\n"
+    "    def call(self, x):",
+)
 LAMBDA = (
     "w = tf.Variable(tf.ones([3, 1]))\nb = tf.Variable(tf.zeros([1]))\n"
     "inputs = tf.keras.Input(shape=(3,))\n"
@@ -80,6 +86,7 @@ LAMBDA = (
         (GATE.format(plus_b=""), "model(x)", "gate.many", True),
         (DOCUMENTED_GATE.format(plus_b=" + self.b"), "gate(x)", "[a, b]", False),
         (DOCUMENTED_GATE.format(plus_b=""), "gate(x)", "[a, b]", True),
+        (REBUILT_GATE.format(plus_b=" + self.b"), "gate(x)", "[a, b]", True),
         (LAMBDA.format(plus_b=" + b"), "model(x)", "[w, b]", False),
         (LAMBDA.format(plus_b=""), "model(x)", "[w, b]", True),
     ],
@@ -95,6 +102,7 @@ LAMBDA = (
         "attribute-holds-a-list",
         "documented-gate-call-read-from-text",
         "documented-gate-call-ignores-one",
+        "attribute-bound-again-in-build",
         "lambda-layer-reads-both",
         "lambda-layer-ignores-one",
     ],

@@ -275,10 +275,17 @@ def _stored_parameters(model: FileModel, class_name: str) -> dict[str, str]:
             and value.id in parameters
         ):
             stored.setdefault(value.id, []).append(target.attr)
+    # An attribute bound anywhere else (another method, `gate.a1 = ...` outside the class)
+    # may hold something else when `call` reads it.
+    bound = [
+        node.attr
+        for node in ast.walk(classes[0] if tree is None else tree)
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del))
+    ]
     return {
         parameter: attributes[0]
         for parameter, attributes in stored.items()
-        if len(attributes) == 1 and parameter not in rebound
+        if len(attributes) == 1 and parameter not in rebound and bound.count(attributes[0]) == 1
     }
 
 
