@@ -174,6 +174,7 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     trigger_lines = _lines_of(text, [p for p in positions if not literals.contains(p)])
     trigger_lines = _with_callers(text, tree, trigger_lines, literals)
     candidates: list[tuple[str, int, int]] = []
+    members: list[tuple[int, int]] = []  # methods that may go from a class that stays
     for node in tree.body:
         if not isinstance(node, _DEFINITIONS):
             continue
@@ -182,14 +183,15 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
             candidates.append((node.name, first, last))
         if isinstance(node, ast.ClassDef):
             # Methods can go one by one, but a class body must keep at least one statement.
-            members = [
+            methods = [
                 (member.name, *_span(member))
                 for member in node.body
                 if isinstance(member, _DEFINITIONS)
                 and not _any_between(trigger_lines, *_span(member))
             ]
-            if len(members) < len(node.body):
-                candidates.extend(members)
+            if len(methods) < len(node.body):
+                candidates.extend(methods)
+                members.extend((first, last) for _, first, last in methods)
     imports = _droppable_imports(tree, trigger_lines)
     if not candidates and not imports:
         return SparseSource(text, ((1, 1),), tree)
@@ -201,13 +203,24 @@ def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | Synt
     referenced = _referenced(code, candidates, _held_classes(tree, trigger_lines))
     dropped = [(first, last) for name, first, last in candidates if name not in referenced]
     if imports:
-        # Then the imports that nothing kept (the helpers just kept included) refers to.
+        # Then the imports that nothing kept (the helpers just kept included) refers to, nor
+        # the cut-out methods of a class that stays: what its `__init__` or a model-building
+        # method makes is read back from the text (`keras_objects`), names resolved by these.
         kept = _without(code, [*dropped, *((first, last) for _, first, last in imports)])
         used = set(_IDENTIFIER.findall(kept.text))
+        lines = code.splitlines(keepends=True)
+        for first, last in members:
+            if (first, last) in dropped and not _inside_any(dropped, first, last):
+                used.update(_IDENTIFIER.findall("".join(lines[first - 1 : last])))
         dropped += [(first, last) for names, first, last in imports if not names & used]
     if not dropped:
         return SparseSource(text, ((1, 1),), tree)
     return dataclasses.replace(_without(text, dropped), tree=tree)
+
+
+def _inside_any(spans: list[tuple[int, int]], first: int, last: int) -> bool:
+    """Whether another span (a whole class that goes) holds lines `first`..`last`."""
+    return any(a <= first and last <= b and (a, b) != (first, last) for a, b in spans)
 
 
 def _referenced(

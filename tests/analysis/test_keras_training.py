@@ -192,6 +192,38 @@ def test_models_are_judged_by_their_layers(setup, expr, expected):
             "    def call(self, x):\n        return self.drop(x)\n",
             "Dropout",
         ),
+        (
+            "class Net(keras.Model):\n"
+            "    def __init__(self):\n        super().__init__()\n"
+            "        self.drop = layers.Dropout(0.3)\n        self.out = layers.Dense(1)\n"
+            "    def call(self, x):\n        return self.out(x)\n",
+            None,  # created, never run by `call`
+        ),
+        (
+            "class Net(keras.Model):\n"
+            "    def __init__(self):\n        super().__init__()\n"
+            "        drop = layers.Dropout(0.3)\n"
+            "        self.head = keras.Sequential([drop, layers.Dense(1)])\n"
+            "    def features(self, x):\n        return self.head(x)\n"
+            "    def call(self, x):\n        return self.features(x)\n",
+            "Dropout",  # through a local, and a method `call` calls
+        ),
+        (
+            "class Net(keras.Model):\n"
+            "    def __init__(self):\n        super().__init__()\n        self.blocks = []\n"
+            "        self.blocks.append(layers.BatchNormalization())\n"
+            "    def call(self, x):\n        for block in self.blocks:\n            x = block(x)\n"
+            "        return x\n",
+            "BatchNormalization",
+        ),
+        (
+            "class Net(keras.Model):\n"
+            "    def __init__(self):\n        super().__init__()\n"
+            "        self.norm = layers.BatchNormalization()\n"
+            "    def call(self, x):\n        for layer in self.layers:\n            x = layer(x)\n"
+            "        return x\n",
+            "BatchNormalization",  # every part, by iteration
+        ),
     ],
     ids=[
         "init-dropout",
@@ -205,6 +237,10 @@ def test_models_are_judged_by_their_layers(setup, expr, expected):
         "own-dunder-call-forwarding-training",
         "in-file-block",
         "inherited-init",
+        "created-never-called",
+        "through-local-and-method",
+        "appended-to-a-list",
+        "every-part-by-iteration",
     ],
 )
 def test_classes_of_the_file(setup, expected):
@@ -231,3 +267,58 @@ def test_a_class_read_from_the_text_when_its_methods_were_cut_out():
     assert [(d.start.line, d.message.split(", so ")[1]) for d in diagnostics] == [
         (19, "`Dropout` runs in inference mode; pass `training=True`")
     ]
+
+
+AGENT = (
+    "import tensorflow as tf\nfrom tensorflow.keras import layers\n\n\n"
+    "class Agent:\n"
+    "    def __init__(self, arg):\n        self.model = self._define_model(arg)\n"
+    "        self.opt = tf.keras.optimizers.SGD()\n"
+    "{define}"
+    "    def learn(self, x):\n"
+    "        with tf.GradientTape() as tape:\n            loss = tf.reduce_sum(self.model(x))\n"
+    "        grads = tape.gradient(loss, self.model.trainable_variables)\n"
+    "        pairs = zip(grads, self.model.trainable_variables)\n"
+    "        self.opt.apply_gradients([(g, v) for g, v in pairs if g is not None])\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("define", "expected"),
+    [
+        (
+            "    def _define_model(self, arg):\n        model = tf.keras.Sequential()\n"
+            "        model.add(layers.Dense(4))\n        model.add(layers.Dropout(0.2))\n"
+            "        return model\n",
+            ["Dropout"],
+        ),
+        (
+            "    def _define_model(self, arg):\n"
+            "        return tf.keras.Sequential([layers.Dense(4), layers.BatchNormalization()])\n",
+            ["BatchNormalization"],
+        ),
+        (
+            "    def _define_model(self, arg):\n"
+            "        if arg:\n            return tf.keras.Sequential([layers.Dropout(0.2)])\n"
+            "        return tf.keras.Sequential([layers.Dense(4)])\n",
+            [],  # one of two models: neither is known
+        ),
+        (
+            "    def _define_model(self, arg):\n        model = tf.keras.Sequential()\n"
+            "        model.add(arg)\n        return model\n",
+            [],  # a layer handed in: not read back from the text
+        ),
+        (
+            "    def _define_model(self, arg):\n        model = tf.keras.Sequential()\n"
+            "        model.add(layers.Dropout(0.2))\n        model = arg\n        return model\n",
+            [],  # bound twice
+        ),
+    ],
+    ids=["local-filled-with-add", "returned-directly", "one-of-two", "layer-passed-in", "rebound"],
+)
+def test_a_model_a_method_returns(define, expected):
+    """`self.model = self._define_model()`: the model is what the method builds, read from
+    the text (neither method mentions a tape, so both are cut out before the parse)."""
+    source = AGENT.format(define=define)
+    diagnostics = Linter([rule_by_code_or_name("TAP303")]).check_text(source, "m.py")
+    assert [d.message.split(", so `")[1].split("`")[0] for d in diagnostics] == expected

@@ -174,3 +174,17 @@ def in_execution_order(stmts: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
 def statements(suite: cst.BaseSuite) -> Sequence[cst.CSTNode]:
     """A suite's statements; a one-line suite (`if x: return`) counts as one statement."""
     return suite.body if isinstance(suite, cst.IndentedBlock) else (suite,)
+
+
+def returns_of(function: cst.FunctionDef) -> Iterator[cst.Return]:
+    """The `return` statements of `function` itself (not of functions nested in it)."""
+    yield from _returns(statements(function.body))
+
+
+def _returns(body: Sequence[cst.CSTNode]) -> Iterator[cst.Return]:
+    for statement in body:
+        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            yield from (small for small in statement.body if isinstance(small, cst.Return))
+        elif not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            for block in child_blocks(statement):
+                yield from _returns(block)

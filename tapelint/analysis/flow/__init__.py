@@ -6,5 +6,10 @@ the target recorded, and does it keep a differentiable path to its sources.
 - `dataflow`: which values derive from what a tape watches, and which NumPy calls lie on
   the way to the target? (TAP301, TAP303)
 - `recording`: was a gradient target computed while its tape recorded? (TAP101)
+- `source_values`: is a gradient source one value (a variable made by `tf.Variable` or by
+  a helper that only returns one, an attribute every assignment gives one)? (TAP401,
+  TAP403)
+- `source_paths`: the other spellings of a gradient source (`parameters['W1']` for `W1`),
+  and the functions and functional models it is handed to, renamed there. (TAP401, TAP403)
 - `differentiability`: does the target keep a differentiable path to its sources? (TAP302)
 """

@@ -20,7 +20,6 @@ and the break ran while the tape recorded.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from enum import IntEnum
 from weakref import WeakKeyDictionary
@@ -32,6 +31,7 @@ from tapelint.analysis.file_model.expressions import (
     argument_value,
     descendants,
     elements,
+    returns_of,
     statements,
 )
 from tapelint.analysis.file_model.model import (
@@ -43,6 +43,17 @@ from tapelint.analysis.file_model.model import (
     is_recording,
 )
 from tapelint.analysis.flow.dataflow import Watched, target_definitions
+from tapelint.analysis.flow.source_paths import (
+    entry_aliases,
+    functional_outputs,
+    lambda_parameters,
+    mutation_pattern,
+    renamed_in_callee,
+    renamed_in_instance_call,
+    scope_of_function,
+    subscript_path,
+)
+from tapelint.analysis.flow.source_values import attribute_is_one_value, is_one_value
 from tapelint.analysis.project_model.names import dotted_name, is_numpy, is_tensorflow
 
 
@@ -171,20 +182,23 @@ def every_source_reaches(model: FileModel, call: TapeCall) -> bool:
     sources = _written_out_list(model, sources)
     parts = list(elements(sources))
     if isinstance(sources, cst.Name):
-        if not _is_one_value(model, sources, call.scope):
+        if not is_one_value(model, sources, call.scope):
             return False  # a name that may hold a list of variables
-        names = [sources.value]
-    elif isinstance(sources, (cst.List, cst.Tuple)):
-        # Each element of a list written out is one variable: `w`, `self._log_alpha`.
-        names = [dotted_name(part) for part in parts]
-    else:
+        parts = [sources]
+    elif not isinstance(sources, (cst.List, cst.Tuple)):
         return False
+    # Each element of a list written out is one variable: `w`, `self._log_alpha`.
+    names = [dotted_name(part) for part in parts]
     if not names or None in names:
         return False
     watched = Watched(model, call)
     return all(
-        _Walk(model, call, watched, name, False, globals_read=True).reach(target) is Reach.DIFF
-        for name in names
+        _Walk(
+            model, call, watched, name, False, globals_read=True, aliases=entry_aliases(model, part)
+        ).reach(target)
+        is Reach.DIFF
+        for name, part in zip(names, parts, strict=True)
+        if name is not None
     )
 
 
@@ -214,8 +228,10 @@ def _one_source(model: FileModel, call: TapeCall) -> str | None:
     if isinstance(sources, (cst.List, cst.Tuple)):
         parts = list(elements(sources))
         return dotted_name(parts[0]) if len(parts) == 1 else None
-    if isinstance(sources, cst.Name) and _is_one_value(model, sources, call.scope):
+    if isinstance(sources, cst.Name) and is_one_value(model, sources, call.scope):
         return sources.value
+    if isinstance(sources, cst.Attribute) and attribute_is_one_value(model, sources):
+        return dotted_name(sources)  # `gate.a1`, `self.log_alpha`
     return None
 
 
@@ -273,55 +289,7 @@ def _block_only_computes_target(model: FileModel, call: TapeCall) -> bool:
     return True
 
 
-_ONE_VALUE = frozenset(
-    {
-        "tensorflow.Variable",
-        "keras.Variable",
-        "tensorflow.constant",
-        "tensorflow.convert_to_tensor",
-        "tensorflow.zeros",
-        "tensorflow.ones",
-    }
-)
-
-
-def _is_one_value(model: FileModel, name: cst.Name, scope: Scope) -> bool:
-    """`name` holds one variable or tensor, not a list: it is bound to `tf.Variable(...)`
-    (or another constructor of one value), or it is a parameter that the function never
-    iterates over (`zip(grads, name)`, `for v in name`)."""
-    defs = model.defs_of(name)
-    if not defs:
-        return False
-    for d in defs:
-        if d.kind is DefKind.PARAM:
-            if _iterated(model, name.value, scope):
-                return False
-            continue
-        qualified = (
-            model.imports.qualify(d.value.func)
-            if d.kind is DefKind.ASSIGN and isinstance(d.value, cst.Call)
-            else None
-        ) or ""
-        if qualified not in _ONE_VALUE and not qualified.startswith("tensorflow.random."):
-            return False
-    return True
-
-
-def _iterated(model: FileModel, name: str, scope: Scope) -> bool:
-    for site in model.calls:
-        func = site.node.func
-        zipped = site.scope is scope and isinstance(func, cst.Name) and func.value == "zip"
-        if zipped and any(
-            isinstance(a.value, cst.Name) and a.value.value == name for a in site.node.args
-        ):
-            return True
-    return any(
-        d.kind in (DefKind.FOR, DefKind.COMP)
-        and isinstance(d.value, cst.Name)
-        and d.value.value == name
-        for defs in model.scope_defs.get(scope, {}).values()
-        for d in defs
-    )
+_MAX_DEPTH = 4  # functions and models followed into, one inside another
 
 
 class _Walk:
@@ -336,16 +304,23 @@ class _Walk:
         is_model: bool,
         *,
         globals_read: bool = False,
+        aliases: frozenset[str] = frozenset(),
+        scope: Scope | None = None,
+        depth: int = 0,
     ) -> None:
-        # A function of the file that reads the source as a global uses it: asked only
-        # where counting it as used can only make the rule more quiet.
+        # A function of the file that reads the source as a global uses it, and so do the
+        # functions, functional models and layers it is handed to (`source_paths`): asked
+        # only where counting it as used can only make the rule more quiet.
         self.globals_read = globals_read
         self.model = model
         self.call = call
         self.watched = watched
         self.origin = origin
         self.is_model = is_model
-        self.scope = call.tape.scope
+        self.scope = scope or call.tape.scope
+        # Other spellings of the source in this scope (`parameters['W1']` for `W1`).
+        self.paths = frozenset({origin, *aliases})
+        self.depth = depth
         self.breaks: list[PathBreak] = []
         self._reach: dict[Def, Reach] = {}
         self._evaluating: list[Def] = []
@@ -361,7 +336,7 @@ class _Walk:
         if isinstance(expr, (cst.BaseNumber, cst.BaseString, cst.Ellipsis)):
             return Reach.CONST
         if isinstance(expr, cst.Lambda):
-            return Reach.UNKNOWN  # handed to `tf.map_fn` and the like, it may use the source
+            return self._lambda(expr)
         if isinstance(expr, cst.Comparison):
             return self._comparison(expr)
         if isinstance(expr, cst.BinaryOperation):
@@ -373,6 +348,8 @@ class _Walk:
             inner = self.reach(expr.expression)
             return min(inner, Reach.CUT) if isinstance(expr.operator, cst.Not) else inner
         if isinstance(expr, cst.Subscript):
+            if not self.is_model and subscript_path(expr) in self.paths:
+                return Reach.DIFF  # `parameters["W1"]`, the source itself
             index = max((self.reach(e.slice) for e in expr.slice), default=Reach.CONST)
             return max(self.reach(expr.value), min(index, Reach.CUT))
         if isinstance(expr, cst.IfExp):
@@ -382,7 +359,7 @@ class _Walk:
         return max((self.reach(child) for child in expr.children), default=Reach.CONST)
 
     def _name(self, name: cst.Name) -> Reach:
-        if name.value == self.origin:
+        if name.value in self.paths:
             # A watched tensor; a model passed along as a value may be used anywhere.
             return Reach.UNKNOWN if self.is_model else Reach.DIFF
         return max((self._definition(d) for d in self.model.defs_of(name)), default=Reach.CONST)
@@ -391,7 +368,7 @@ class _Walk:
         if attribute.attr.value in _METADATA_ATTRIBUTES:
             return Reach.CONST
         dotted = dotted_name(attribute)
-        if dotted is not None and not self.is_model and dotted == self.origin:
+        if dotted is not None and not self.is_model and dotted in self.paths:
             return Reach.DIFF
         assigned = self._assigned_earlier_in_block(attribute, dotted)
         if assigned is not None:
@@ -486,11 +463,88 @@ class _Walk:
             return Reach.DIFF
         if self.globals_read and self._method_ignores_origin(func):
             return max((self.reach(a) for a in arguments), default=Reach.CONST)
+        if self.globals_read and self._followed(call) is Reach.DIFF:
+            return Reach.DIFF
         # A function or object this analysis does not know: it may use the source itself.
         operands = [self.reach(a) for a in arguments]
         if isinstance(func, cst.Attribute):
             operands.append(self.reach(func.value))
+        elif isinstance(func, cst.Call):  # `tf.keras.layers.Lambda(fn)(x)`
+            operands.append(self.reach(func))
         return Reach.DIFF if Reach.DIFF in operands else Reach.UNKNOWN
+
+    def _lambda(self, node: cst.Lambda) -> Reach:
+        """A lambda handed to `tf.map_fn` or a `Lambda` layer may use the source; with
+        `globals_read`, one whose body certainly does (`lambda x: x @ w + b`) uses it."""
+        if not self.globals_read or self._root() in lambda_parameters(node):
+            return Reach.UNKNOWN
+        return Reach.DIFF if self.reach(node.body) is Reach.DIFF else Reach.UNKNOWN
+
+    def _root(self) -> str:
+        return self.origin.partition(".")[0].partition("[")[0]
+
+    def _followed(self, call: cst.Call) -> Reach | None:
+        """A call this walk can look into: a functional model (`model(x)` computes its
+        `outputs`), a function of the file handed the container that holds the source
+        (`forward(X, parameters)`), or an instance of a class of the file that holds it
+        (`gate(x)`, its `call` reading `self.a1`), walked over every `return`."""
+        if self.depth >= _MAX_DEPTH:
+            return None
+        outputs = functional_outputs(self.model, call.func)
+        if outputs is not None:
+            expr, scope = outputs
+            if scope is self.scope:
+                return self.reach(expr)
+            if self._reads_same_names(scope):
+                return self._elsewhere(scope, self.paths).reach(expr)
+            return None
+        model = self.model
+        renamed = renamed_in_callee(model, call, self.paths)
+        if renamed is None:
+            forward = renamed_in_instance_call(model, call, self.paths)
+            if forward is None or not self._reads_same_names(forward.bound_in):
+                return None
+            renamed, model = (forward.function, forward.paths), forward.model
+        function, paths = renamed
+        scope = scope_of_function(model, function)
+        returned = [r.value for r in returns_of(function)]
+        if scope is None or not returned or None in returned:
+            return None
+        walk = self._elsewhere(scope, paths, model)
+        found = [walk.reach(value) for value in returned if value is not None]
+        return Reach.DIFF if all(r is Reach.DIFF for r in found) else None
+
+    def _elsewhere(
+        self, scope: Scope, paths: frozenset[str], model: FileModel | None = None
+    ) -> _Walk:
+        """A walk of the same source, spelled `paths`, over the bindings of `scope` (of
+        `model`, a method read back from the text, when given)."""
+        origin = sorted(paths)[0]
+        return _Walk(
+            model or self.model,
+            self.call,
+            self.watched,
+            origin,
+            False,
+            globals_read=True,
+            aliases=paths,
+            scope=scope,
+            depth=self.depth + 1,
+        )
+
+    def _reads_same_names(self, scope: Scope) -> bool:
+        """Whether names read in `scope` mean what they mean here: it is this walk's
+        scope, or the module's, and the source's root name is bound at module level and
+        not in this walk's scope (a global both read)."""
+        if scope is self.scope:
+            return True
+        root = self._root()
+        module = self.model.scopes[0]
+        return (
+            scope is module
+            and root in self.model.scope_defs.get(module, {})
+            and (self.scope is module or root not in self.model.scope_defs.get(self.scope, {}))
+        )
 
     def _tensorflow_call(
         self, call: cst.Call, qualified: str, arguments: list[cst.BaseExpression]
@@ -547,7 +601,7 @@ class _Walk:
             and isinstance(value.func, cst.Name)
             and value.func.value in ("list", "dict", "set")
         )
-        return is_container and bool(_mutation_pattern(d.name).search(self.model.source_text))
+        return is_container and bool(mutation_pattern(d.name).search(self.model.source_text))
 
     def _calls_origin(self, func: cst.BaseExpression) -> bool:
         """A call of the source model, or of a layer or sub-model stored on it."""
@@ -643,12 +697,6 @@ class _Walk:
 
 
 _CONTAINERS = (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)
-
-
-def _mutation_pattern(name: str) -> re.Pattern[str]:
-    """`name.append(...)`, `name.update(...)`, `name[key] = ...`: the container's contents
-    are not what its definition shows."""
-    return re.compile(rf"\b{re.escape(name)}\s*(\.\s*\w+\s*\(|\[[^\]\n]*\]\s*=(?!=))")
 
 
 def _is_non_float_dtype(dtype: cst.BaseExpression) -> bool:

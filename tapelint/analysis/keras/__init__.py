@@ -3,6 +3,10 @@ what they hold, how they behave in training, and how they are called under a tap
 
 - `keras_objects`: is an expression certainly a Keras model or layer, how was it made,
   does it hold Keras variables? (TAP203, TAP204, TAP303)
+- `forward_pass`: which of the parts a subclassed model or layer creates does its `call`
+  use? (TAP203, TAP303)
+- `method_returns`: what a method gives back on every `return`, read from the file's text
+  (`self.model = self._define_model()`). (TAP103, TAP203, TAP303)
 - `keras_composition`: the walk over what a Keras model or layer is made of, shared by
   the two questions below.
 - `keras_state`: does such a model/layer certainly hold non-trainable variables (batch

@@ -11,7 +11,8 @@ Known compositions:
 - a functional `keras.Model(inputs, outputs)` from the layers its outputs are computed with,
   followed back through the names they are bound to;
 - an instance of a class of this file, from what its `__init__` or `build` (or an in-file
-  base class's) creates, and from its other methods as the question decides;
+  base class's) creates and its `call` uses (`forward_pass`), and from its other methods
+  as the question decides;
 - what a function of another module builds, from what its summary says (`built`).
 
 A subclass answers the property's own questions (`built_in_layer`, `application`,
@@ -29,6 +30,7 @@ import libcst as cst
 
 from tapelint.analysis.file_model.expressions import argument_value
 from tapelint.analysis.file_model.model import DefKind
+from tapelint.analysis.keras.forward_pass import ForwardPass
 from tapelint.analysis.keras.keras_objects import How, KerasObjects, Origin, is_application
 
 _WRAPPERS = frozenset({"Bidirectional", "TimeDistributed"})
@@ -118,6 +120,7 @@ class CompositionSearch:
         if isinstance(listed, (cst.List, cst.Tuple)):
             layers += [e.value for e in listed.elements if isinstance(e, cst.Element)]
         layers += self._added_layers().get(call, [])
+        layers += self.keras.added_in_text(call)
         for layer in layers:
             found = self.of_seen(layer, seen)
             if found:
@@ -173,13 +176,17 @@ class CompositionSearch:
         return self._classes[class_name]
 
     def parts_created(self, class_name: str, methods: dict[str, ast.FunctionDef]) -> str | None:
-        """A part with the property that the class's `__init__` or `build` creates."""
+        """A part with the property that the class's `__init__` or `build` creates and its
+        forward pass uses (`forward_pass`)."""
+        forward = ForwardPass(methods)
         for name in ("__init__", "build"):
             method = methods.get(name)
             if method is None:
                 continue
             for call in calls_in(method):
-                found = self.of(self.keras.parse_text_expression(call))
+                if not forward.uses_part(method, call):
+                    continue
+                found = self.of(self.keras.parse_text_expression(call, class_name))
                 if not found and isinstance(call.func, ast.Name):
                     # A class of the file that only this cut-out method names.
                     found = self.of_class(call.func.id) if call.func.id != class_name else None

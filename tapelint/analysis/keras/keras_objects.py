@@ -42,11 +42,18 @@ from enum import Enum
 
 import libcst as cst
 
-from tapelint.analysis.calls.callees import arguments_passed, callee_of, local_name, outside_project
-from tapelint.analysis.file_model.expressions import child_blocks, statements
+from tapelint.analysis.calls.callees import (
+    Callee,
+    arguments_passed,
+    callee_of,
+    local_name,
+    outside_project,
+)
+from tapelint.analysis.file_model.expressions import child_blocks, returns_of, statements
 from tapelint.analysis.file_model.model import Def, DefKind, FileModel, TapeCall, Tri
 from tapelint.analysis.flow.watching import source_argument
-from tapelint.analysis.project_model.names import dotted_name
+from tapelint.analysis.keras.method_returns import returned_values
+from tapelint.analysis.project_model.names import absolute, dotted_name
 from tapelint.analysis.project_model.summaries import Built
 
 # Attributes of a Keras model or layer that list its variables.
@@ -156,6 +163,11 @@ class KerasObjects:
         self._ast_classes: dict[str, list[ast.ClassDef]] | None = None
         self._text_assignments: dict[tuple[str, bool], dict[str, list[ast.expr | None]]] = {}
         self._text_names: set[cst.Name] = set()
+        # `self` in an expression read from the text of a method of this class.
+        self._text_self: dict[cst.Name, str] = {}
+        self._methods_built: dict[tuple[str, str], Origins] = {}
+        # Layers `.add(...)`ed to a model that a method builds in a local (`method_returns`).
+        self._added_in_text: dict[cst.Call, list[cst.BaseExpression]] = {}
 
     # ------------------------------------------------------------------ models and layers
     def is_keras_object(self, expr: cst.BaseExpression) -> Tri:
@@ -235,6 +247,10 @@ class KerasObjects:
             and self.origins(func.value) is not None
         ):
             return frozenset({Origin(How.TAKEN, is_model=False)})
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            owner = self._self_class_name(func.value)
+            if owner is not None:
+                return self._method_origins(owner, func.attr.value)
         qualified = self.model.imports.qualify(func)
         if qualified is not None:
             if not _is_keras_factory(qualified):
@@ -262,6 +278,15 @@ class KerasObjects:
         model or layer on every path, by the function's summary in the project index."""
         index = self.model.index
         callee = callee_of(self.model, call) if index is not None else None
+        if callee is None and index is not None and call.func in self._text_names:
+            # `build_backbone(64)` read back from a cut-out method: by the name imported.
+            qualified = self.model.imports.qualify(call.func)
+            module = self.model.module_name
+            callee = (
+                Callee(absolute(qualified, module, is_package=self.model.is_package), False)
+                if qualified is not None
+                else None
+            )
         if index is None or callee is None or callee.bound or outside_project(callee.target):
             return None
         summary = index.function(callee.target)
@@ -270,6 +295,51 @@ class KerasObjects:
             return None
         origin = Origin(How.BUILT, built.is_model, callee.target, call, built=built)
         return frozenset({origin})
+
+    def _method_origins(self, class_name: str, method_name: str) -> Origins:
+        """`self._define_model()`: what the method of the class (or of an in-file base) gives
+        back on every `return`, read from the file's text (`method_returns`)."""
+        key = (class_name, method_name)
+        if key in self._methods_built:
+            return self._methods_built[key]
+        self._methods_built[key] = None  # recursion
+        method = self._method_in_text(class_name, method_name, set())
+        returned = returned_values(method) if method is not None else None
+        answer: Origins = None
+        if returned:
+            parsed = []
+            for one in returned:
+                value = self.parse_text_expression(one.value, class_name)
+                if isinstance(value, cst.Call) and one.added:
+                    self._added_in_text[value] = [
+                        self.parse_text_expression(layer, class_name) for layer in one.added
+                    ]
+                parsed.append(value)
+            answer = _combined(self.origins(value) for value in parsed)
+        self._methods_built[key] = answer
+        return answer
+
+    def _method_in_text(
+        self, class_name: str, method_name: str, seen: set[str]
+    ) -> ast.FunctionDef | None:
+        """The file's one class `class_name`'s method, or the nearest in-file base's."""
+        classes = self.classes_in_text().get(class_name, [])
+        if len(classes) != 1 or class_name in seen:
+            return None
+        seen.add(class_name)
+        for node in classes[0].body:
+            if isinstance(node, ast.FunctionDef) and node.name == method_name:
+                return node
+        for base in classes[0].bases:
+            if isinstance(base, ast.Name):
+                found = self._method_in_text(base.id, method_name, seen)
+                if found is not None:
+                    return found
+        return None
+
+    def added_in_text(self, call: cst.Call) -> list[cst.BaseExpression]:
+        """Layers `.add(...)`ed to the model that `call`, read from a method's text, makes."""
+        return self._added_in_text.get(call, [])
 
     def returned(self, function: cst.FunctionDef) -> Origins:
         """How what a function of this file returns was made, when every `return` gives a
@@ -351,8 +421,28 @@ class KerasObjects:
         """The class whose methods `self` is in, for `self.<attribute>`."""
         if not isinstance(expr.value, cst.Name) or expr.value.value != "self":
             return None
+        in_text = self._text_self.get(expr.value)
+        if in_text is not None:
+            return self._class_named(in_text)
         owners = {_method_owner(d) for d in self.defs_of(expr.value)}
         return owners.pop() if len(owners) == 1 else None
+
+    def _self_class_name(self, name: cst.Name) -> str | None:
+        """The name of the class whose instance `name` is, when it is a method's `self`."""
+        if name.value != "self":
+            return None
+        in_text = self._text_self.get(name)
+        if in_text is not None:
+            return in_text
+        owners = {_method_owner(d) for d in self.defs_of(name)}
+        owner = owners.pop() if len(owners) == 1 else None
+        return owner.name.value if owner is not None else None
+
+    def _class_named(self, class_name: str) -> cst.ClassDef | None:
+        """The module's one class statement named `class_name`."""
+        defs = self.model.scope_defs[self.model.scopes[0]].get(class_name, [])
+        classes = [d.stmt for d in defs if isinstance(d.stmt, cst.ClassDef)]
+        return classes[0] if len(classes) == 1 and len(defs) == 1 else None
 
     def self_attribute_values(self, expr: cst.Attribute) -> list[cst.BaseExpression | None]:
         """The values assigned to `self.<attribute>` in the methods of `self`'s class, from
@@ -387,14 +477,23 @@ class KerasObjects:
             self._text_assignments[key] = self._read_class_assignments(class_name, reads_self)
         values: list[cst.BaseExpression | None] = []
         for value in self._text_assignments[key].get(attribute, []):
-            values.append(self.parse_text_expression(value) if value is not None else None)
+            # An alias's value is read for its dotted name, its `self` for no class.
+            owner = None if reads_self else class_name
+            parsed = self.parse_text_expression(value, owner) if value is not None else None
+            values.append(parsed)
         return values
 
-    def parse_text_expression(self, value: ast.expr) -> cst.BaseExpression:
+    def parse_text_expression(
+        self, value: ast.expr, class_name: str | None = None
+    ) -> cst.BaseExpression:
         """An expression read from the file's text with `ast`, as libcst; the names in it are
-        looked up among the module's own definitions."""
+        looked up among the module's own definitions, but `self`, which stands for the
+        instance of `class_name` when the expression comes from one of its methods."""
         parsed = cst.parse_expression(ast.unparse(value))
-        self._text_names.update(_names_in_parsed(parsed))
+        names = list(_names_in_parsed(parsed))
+        self._text_names.update(names)
+        if class_name is not None:
+            self._text_self.update((n, class_name) for n in names if n.value == "self")
         return parsed
 
     def classes_in_text(self) -> dict[str, list[ast.ClassDef]]:
@@ -423,6 +522,9 @@ class KerasObjects:
             parameters = {a.arg for a in (*positional, *arguments.kwonlyargs)}
             if reads_self and positional:
                 parameters.discard(positional[0].arg)
+            own_methods = {
+                node.name for node in classes[0].body if isinstance(node, ast.FunctionDef)
+            }
             for node in _ast_statements(method.body):
                 for target, value in _ast_bindings(node):
                     for attribute in _bound_self_attributes(target):
@@ -432,6 +534,11 @@ class KerasObjects:
                             if plain and value is not None
                             else set()
                         )
+                        if plain and value is not None and _calls_own_method(value, own_methods):
+                            # `self._define_model(width)`: what the method returns names
+                            # none of its parameters (`method_returns`), so the arguments
+                            # decide nothing here.
+                            names = set()
                         known = plain and not names & parameters
                         assigned.setdefault(attribute, []).append(value if known else None)
         return assigned
@@ -530,6 +637,23 @@ class KerasObjects:
         )
 
 
+def _calls_own_method(value: ast.expr, methods: set[str]) -> bool:
+    """`self.m(...)` with `m` a method of the class, and no other use of `self`."""
+    if not (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Attribute)
+        and isinstance(value.func.value, ast.Name)
+        and value.func.value.id == "self"
+        and value.func.attr in methods
+    ):
+        return False
+    return not any(
+        isinstance(n, ast.Name) and n.id == "self"
+        for part in (*value.args, *value.keywords)
+        for n in ast.walk(part)
+    )
+
+
 def _is_script(module: cst.Module) -> bool:
     """A module with an `if __name__ == "__main__":` block is run, not imported."""
     return any(
@@ -565,20 +689,6 @@ def _method_owner(d: Def) -> cst.ClassDef | None:
         ):
             return None
     return owner
-
-
-def returns_of(function: cst.FunctionDef) -> Iterator[cst.Return]:
-    """The `return` statements of `function` itself (not of functions nested in it)."""
-    yield from _returns(statements(function.body))
-
-
-def _returns(body: Sequence[cst.CSTNode]) -> Iterator[cst.Return]:
-    for statement in body:
-        if isinstance(statement, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
-            yield from (small for small in statement.body if isinstance(small, cst.Return))
-        elif not isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
-            for block in child_blocks(statement):
-                yield from _returns(block)
 
 
 def _is_keras_layer_constructor(qualified: str) -> bool:
