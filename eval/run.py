@@ -2,6 +2,7 @@
 
     python eval/run.py --mirror /work/.mirror        # from local snapshots (else GitHub)
     python eval/run.py --preview --json              # preview rules too; machine-readable
+    python eval/run.py --all --mirror /work/.mirror  # the tuned set and every first look
 
 Each repository is materialised at its commit in the cache (default ~/.cache/tapelint-eval,
 `--cache-dir` or TAPELINT_EVAL_CACHE), tapelint is run from its root with this interpreter
@@ -37,8 +38,9 @@ HERE = Path(__file__).resolve().parent
 def main(argv: list[str] | None = None) -> int:
     options = _parser().parse_args(argv)
     try:
-        repos = load_manifest(options.manifest)
-        labels = load_labels(options.labels)
+        manifests, label_files = _inputs(options)
+        repos = [repo for path in manifests for repo in load_manifest(path)]
+        labels = [label for path in label_files for label in load_labels(path)]
     except (ManifestError, LabelError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -78,6 +80,19 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if errors else 0
 
 
+def _inputs(options: argparse.Namespace) -> tuple[list[Path], list[Path]]:
+    """The manifests and labels files to read: the options', or with `--all` the tuned set's
+    and every first-look batch's, with the labels of what later commits reported in the
+    first-look repositories (`first-look/later.jsonl`: a batch itself is never relabelled)."""
+    if not options.all:
+        return [options.manifest], [options.labels]
+    batches = sorted(p for p in (HERE / "first-look").iterdir() if (p / "repos.toml").is_file())
+    manifests = [HERE / "repos.toml", *(batch / "repos.toml" for batch in batches)]
+    labels = [HERE / "labels.jsonl", *(batch / "labels.jsonl" for batch in batches)]
+    later = HERE / "first-look" / "later.jsonl"
+    return manifests, [*labels, *([later] if later.is_file() else [])]
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="eval/run.py", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -99,6 +114,12 @@ def _parser() -> argparse.ArgumentParser:
         default=Path(default_mirror) if default_mirror else None,
         help="a directory of bare git mirrors, MIRROR/owner+name[/repo] "
         "(env TAPELINT_EVAL_MIRROR); repositories not found there are fetched from GitHub",
+    )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="every repository, the tuned set and every first-look batch, with all their "
+        "labels (instead of --manifest and --labels)",
     )
     parser.add_argument("--preview", action="store_true", help="run the preview rules too")
     parser.add_argument("--repo", action="append", help="only this owner/name (repeatable)")

@@ -268,3 +268,16 @@ def test_a_duplicate_label_is_rejected(tmp_path):
     _write_labels(path, [record, record | {"label": "wrong"}])
     with pytest.raises(LabelError, match="a second label"):
         load_labels(path)
+
+
+def test_all_reads_the_tuned_set_every_batch_and_the_later_labels():
+    options = eval_run._parser().parse_args(["--all"])
+    manifests, label_files = eval_run._inputs(options)
+    batches = sorted((EVAL_DIR / "first-look").glob("[0-9][0-9][0-9]"))
+    assert manifests == [EVAL_DIR / "repos.toml", *(b / "repos.toml" for b in batches)]
+    assert label_files[0] == EVAL_DIR / "labels.jsonl"
+    assert label_files[-1] == EVAL_DIR / "first-look" / "later.jsonl"
+    repos = [repo.name for path in manifests for repo in eval_run.load_manifest(path)]
+    assert len(repos) == len(set(repos))  # no repository is in two manifests
+    labelled = {label.repo for path in label_files for label in load_labels(path)}
+    assert labelled <= set(repos)
