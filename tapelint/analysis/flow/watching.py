@@ -509,7 +509,8 @@ def _computed_tensor(model: FileModel, name: cst.Name) -> bool:
 
 def _makes_tensor(model: FileModel, value: cst.BaseExpression) -> bool:
     if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, _ARITHMETIC):
-        return True
+        # `a.trainable_variables + b.trainable_variables` joins two lists of variables.
+        return _variable_list_owners(model, value, set()) is None
     if isinstance(value, cst.Call):
         # Not `tf.cast`: to the dtype it already has, it returns its operand, a variable
         # included (measured on TensorFlow 2.21).
