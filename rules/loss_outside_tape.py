@@ -8,6 +8,7 @@ from tapelint.rule import Finding, Rule, source_of, tape_label
 
 _WHEN = {
     "after": "after the `with` block of `{tape}` ended",
+    "handed": "after `{helper}` handed `{tape}` back, its recording over",
     "before": "before `{tape}` started recording",
     "stopped": "under `{tape}.stop_recording()`",
 }
@@ -71,10 +72,12 @@ class LossOutsideTape(Rule):
             if only_inspected(model, call):
                 continue  # printed, not used: the None is in plain sight
             tape = tape_label(call.tape)
-            when = _WHEN[answer.when or "after"].format(tape=tape)
+            helper = model.module.code_for_node(call.tape.ctor.func)
+            when = _WHEN[answer.when or "after"].format(tape=tape, helper=helper)
+            where = f"`{helper}`'s" if answer.when == "handed" else "the tape's"
             yield Finding(
                 call.node,
                 f"`{source_of(model, answer.part)}` is computed {when}, so "
-                f"`{tape}.{call.method}` returns None for it; compute it inside the tape's "
+                f"`{tape}.{call.method}` returns None for it; compute it inside {where} "
                 "`with` block",
             )

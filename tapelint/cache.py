@@ -60,7 +60,7 @@ from tapelint.engine import FileAnalysis
 from tapelint.registry import rule_by_code_or_name
 
 # Bump when the entry format changes.
-FORMAT = 4
+FORMAT = 5
 
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"

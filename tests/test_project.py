@@ -232,6 +232,7 @@ def test_renaming_knows_every_field_of_a_summary():
             summaries.Spent,
             summaries.Site,
             summaries.Built,
+            summaries.HandedBack,
         )
     }
     assert fields == {
@@ -244,7 +245,15 @@ def test_renaming_knows_every_field_of_a_summary():
             "alternatives",
             "exports",  # names of the module itself: nothing to rename
         },
-        "FunctionSummary": {"params", "returns", "applies", "forwards", "spends", "builds"},
+        "FunctionSummary": {
+            "params",
+            "returns",
+            "applies",
+            "forwards",
+            "spends",
+            "builds",
+            "hands_back",
+        },
         "Flow": {"raw", "params", "calls", "opaque"},
         "CallResult": {"target", "part", "args"},
         "Forward": {"param", "target", "arg", "site"},
@@ -253,6 +262,8 @@ def test_renaming_knows_every_field_of_a_summary():
         "Site": {"path", "line", "column", "label", "cell"},
         # What a builder returns holds no qualified name: nothing in it to rename.
         "Built": {"is_model", "legacy", "in_variables", "in_weights"},
+        # Nor does a tape a function hands back: its part, persistence, calls and site.
+        "HandedBack": {"part", "persistent", "asked", "toy", "site"},
     }
 
 

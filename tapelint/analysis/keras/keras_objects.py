@@ -42,7 +42,12 @@ from enum import Enum
 
 import libcst as cst
 
-from tapelint.analysis.calls.callees import arguments_passed, callee_of, local_name, outside_project
+from tapelint.analysis.calls.callees import (
+    arguments_passed,
+    callee_of,
+    only_called_here,
+    outside_project,
+)
 from tapelint.analysis.file_model.expressions import child_blocks, statements
 from tapelint.analysis.file_model.model import Def, DefKind, FileModel, TapeCall, Tri
 from tapelint.analysis.flow.watching import source_argument
@@ -214,18 +219,12 @@ class KerasObjects:
         function = d.stmt
         if d.name == "self" or not isinstance(function, cst.FunctionDef):
             return None
-        if not self._only_called_here(function):
+        if not only_called_here(self.model, function):
             return None
         passed = arguments_passed(self.model, d)
         if not passed:
             return None
         return _combined(self.origins(value) if value is not None else None for value in passed)
-
-    def _only_called_here(self, function: cst.FunctionDef) -> bool:
-        if self.model.is_notebook or _is_script(self.model.module):
-            return True
-        name = local_name(self.model, function) or ""
-        return any(part.startswith("_") and not part.startswith("__") for part in name.split("."))
 
     def _call_origins(self, call: cst.Call) -> Origins:
         func = call.func
@@ -528,14 +527,6 @@ class KerasObjects:
             )
             for origin in found
         )
-
-
-def _is_script(module: cst.Module) -> bool:
-    """A module with an `if __name__ == "__main__":` block is run, not imported."""
-    return any(
-        isinstance(stmt, cst.If) and "__main__" in cst.Module([]).code_for_node(stmt.test)
-        for stmt in module.body
-    )
 
 
 def _all(answers: list[Tri]) -> Tri:
