@@ -19,7 +19,11 @@ class LossOutsideTape(Rule):
     Checks for a `tape.gradient` / `jacobian` / `batch_jacobian` call whose target was computed
     while the tape was not recording: after its `with` block ended, before it began, or under
     `tape.stop_recording()`. This includes a target written in the call itself outside the
-    block, such as `tape.gradient(loss * 2, variables)`.
+    block, such as `tape.gradient(loss * 2, variables)`, and a target computed by the caller
+    of a helper that recorded on the tape and handed it back (`pred, tape = forward(x)`,
+    then `loss = loss_fn(y, pred)`): the helper's block ended when it returned. What the
+    helper returned with the tape (`loss, tape = forward(x)`) is not judged: it was computed
+    where the caller cannot see.
 
     ## Why is this bad?
     A tape only knows the operations it recorded. A loss computed outside the block has no
