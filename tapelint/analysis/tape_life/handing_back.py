@@ -48,6 +48,8 @@ def tapes_handed_back(model: FileModel, scope: Scope) -> list[HandBack]:
         return []
     if function.asynchronous is not None or not _plainly_decorated(function):
         return []
+    if not any(_returned(model, tape) for tape in model.tapes if tape.scope is scope):
+        return []  # most functions with a tape return no tape: no walk of their bodies
     body = statements(function.body)
     if any(holds(stmt, (cst.Yield,)) for stmt in body):
         return []
@@ -62,6 +64,17 @@ def tapes_handed_back(model: FileModel, scope: Scope) -> list[HandBack]:
         if tape is not None and _held_only_here(model, tape, scope, returned):
             found.append(HandBack(part, tape))
     return found
+
+
+def _returned(model: FileModel, tape: TapeInstance) -> bool:
+    """Whether a `return` statement of the tape's scope reads a name holding it."""
+    return any(
+        use.tape_role is None
+        and use.scope is tape.scope
+        and isinstance(use.stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+        and any(isinstance(small, cst.Return) for small in use.stmt.body)
+        for use in model.uses_of_tape(tape)
+    )
 
 
 def _plainly_decorated(function: cst.FunctionDef) -> bool:
