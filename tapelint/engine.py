@@ -1,5 +1,9 @@
 """Lint one file: decode, skip or slice, parse once, build the tape model, run the rules.
 
+The model is walked a second time, over the same parse, only when a call binds a tape that a
+helper hands back (`out, tape = self._forward(x)`): which calls do is known once the module's
+own summary and the project's index are (`calls.handed_tapes`).
+
 Positions are computed only for what is reported (libcst's PositionProvider over a copy of
 the module pruned to the path to each reported node, only when a rule found something), and
 mapped back through the slice's line map to the file's own lines.
