@@ -8,6 +8,7 @@ from tapelint.rule import Finding, Rule, source_of, tape_label
 
 _WHEN = {
     "after": "after the `with` block of `{tape}` ended",
+    "handed": "after `{helper}` handed `{tape}` back, its recording over",
     "before": "before `{tape}` started recording",
     "stopped": "under `{tape}.stop_recording()`",
 }
@@ -18,7 +19,11 @@ class LossOutsideTape(Rule):
     Checks for a `tape.gradient` / `jacobian` / `batch_jacobian` call whose target was computed
     while the tape was not recording: after its `with` block ended, before it began, or under
     `tape.stop_recording()`. This includes a target written in the call itself outside the
-    block, such as `tape.gradient(loss * 2, variables)`.
+    block, such as `tape.gradient(loss * 2, variables)`, and a target computed by the caller
+    of a helper that recorded on the tape and handed it back (`pred, tape = forward(x)`,
+    then `loss = loss_fn(y, pred)`): the helper's block ended when it returned. What the
+    helper returned with the tape (`loss, tape = forward(x)`) is not judged: it was computed
+    where the caller cannot see.
 
     ## Why is this bad?
     A tape only knows the operations it recorded. A loss computed outside the block has no
@@ -71,10 +76,12 @@ class LossOutsideTape(Rule):
             if only_inspected(model, call):
                 continue  # printed, not used: the None is in plain sight
             tape = tape_label(call.tape)
-            when = _WHEN[answer.when or "after"].format(tape=tape)
+            helper = model.module.code_for_node(call.tape.ctor.func)
+            when = _WHEN[answer.when or "after"].format(tape=tape, helper=helper)
+            where = f"`{helper}`'s" if answer.when == "handed" else "the tape's"
             yield Finding(
                 call.node,
                 f"`{source_of(model, answer.part)}` is computed {when}, so "
-                f"`{tape}.{call.method}` returns None for it; compute it inside the tape's "
+                f"`{tape}.{call.method}` returns None for it; compute it inside {where} "
                 "`with` block",
             )

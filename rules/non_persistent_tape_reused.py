@@ -26,7 +26,9 @@ class NonPersistentTapeReused(Rule):
     gradients (`grads = compute_grads(tape, loss)`, in this module or another one of the
     project) counts as a call, when the two follow each other in one straight line, or when
     a loop around the hand-off (and not around the tape's creation) runs it again and
-    nothing in the loop can end it after one iteration.
+    nothing in the loop can end it after one iteration. A tape a helper creates and hands
+    back (`out, tape = self._forward(x)`) has the helper's persistence, and each call of the
+    helper hands back a fresh one: two calls on one hand-back are a repeat.
 
     ## Why is this bad?
     A non-persistent tape frees its recorded operations at its first gradient call. The

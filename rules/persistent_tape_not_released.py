@@ -23,7 +23,9 @@ class PersistentTapeNotReleased(Rule):
     `evaluate`, `predict`), calls a function of the same file that does, or suspends a
     generator at `yield`. Also flagged: a persistent tape still bound when a notebook's last
     cell ran (the kernel keeps it), and one stored on an object and never deleted from it.
-    Released means `del tape`, `tape = None`, or a rebinding of the name.
+    Released means `del tape`, `tape = None`, or a rebinding of the name. A persistent tape
+    a helper creates and hands back (`out, tape = self._forward(x)`) is the caller's to
+    release: it is judged in the caller, and reported at the call that hands it back.
 
     Not flagged: a training step that ends `grads = tape.gradient(...)`,
     `opt.apply_gradients(...)`, `return loss`: updates, metrics, arithmetic on the results,
@@ -99,11 +101,14 @@ class PersistentTapeNotReleased(Rule):
                     (NodeEdit("insert_after", found.release_after, f"del {name}"),),
                 )
             where = _WHERE[found.why] if found.work is None else _describe(model, found.work)
+            handed = tape.handed_back
+            source = f" (from `{model.module.code_for_node(tape.ctor.func)}`)" if handed else ""
             yield Finding(
-                next(iter(tape.blocks), tape.ctor),
-                f"persistent tape `{name}` is not released after its last use and {where}; "
-                f"add `del {name}` after its last gradient call",
+                tape.ctor if handed else next(iter(tape.blocks), tape.ctor),
+                f"persistent tape `{name}`{source} is not released after its last use and "
+                f"{where}; add `del {name}` after its last gradient call",
                 fix,
+                related=(handed.fact.site,) if handed else (),
             )
 
 

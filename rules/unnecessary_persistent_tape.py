@@ -4,7 +4,11 @@ import libcst as cst
 
 from tapelint.analysis import FileModel, TapeInstance, Tri
 from tapelint.analysis.file_model.model import is_recording
-from tapelint.analysis.tape_life.lifecycle import persistence_costs_nothing, serves_at_most_one_call
+from tapelint.analysis.tape_life.lifecycle import (
+    escapes,
+    persistence_costs_nothing,
+    serves_at_most_one_call,
+)
 from tapelint.diagnostics import Applicability, Severity
 from tapelint.rule import Finding, FixIntent, NodeEdit, Rule, tape_label
 
@@ -17,7 +21,11 @@ class UnnecessaryPersistentTape(Rule):
 
     Not flagged: `jacobian`/`batch_jacobian` with `experimental_use_pfor=False` (TensorFlow
     requires a persistent tape there), and a tape that escapes the function (returned,
-    stored, passed to another function, used from a nested function). Nor where persistence
+    stored, passed to another function, used from a nested function). A tape a helper
+    returns (`return out, tape`) counts the calls of its callers too, and is flagged when
+    only this file can call the helper (a script's or notebook's function, a `_private`
+    one), every call of it binds the tape in a caller that does not pass it on, and the
+    helper and each caller ask it at most once between them. Nor where persistence
     costs nothing: a tape created in a `tf.function` or a Keras `train_step` override lives
     only while the function is traced (the graph it builds holds no tape; TAP103 leaves
     these alone too); the inner tape of a second-order pair, whose one call runs while an
@@ -68,9 +76,14 @@ class UnnecessaryPersistentTape(Rule):
             if persistence_costs_nothing(model, tape):
                 continue
             name = tape_label(tape)
+            callers = (
+                " (counting the calls of the callers it is returned to)"
+                if escapes(model, tape)
+                else ""
+            )
             yield Finding(
                 tape.persistent_arg,
-                f"`{name}` is persistent but answers at most one gradient call; drop "
+                f"`{name}` is persistent but answers at most one gradient call{callers}; drop "
                 "`persistent=True` so the tape frees its recorded operations after that call",
                 _fix(model, tape),
             )

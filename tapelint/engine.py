@@ -1,5 +1,9 @@
 """Lint one file: decode, skip or slice, parse once, build the tape model, run the rules.
 
+The model is walked a second time, over the same parse, only when a call binds a tape that a
+helper hands back (`out, tape = self._forward(x)`): which calls do is known once the module's
+own summary and the project's index are (`calls.handed_tapes`).
+
 Positions are computed only for what is reported (libcst's PositionProvider over a copy of
 the module pruned to the path to each reported node, only when a rule found something), and
 mapped back through the slice's line map to the file's own lines.
@@ -19,6 +23,8 @@ import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
 
 from tapelint.analysis import FileModel, build_model
+from tapelint.analysis.calls.handed_tapes import handed_tapes
+from tapelint.analysis.file_model.model import HandedTape
 from tapelint.analysis.file_model.test_code import in_test_definition, is_test_path
 from tapelint.analysis.project_model.summaries import ModuleSummary, ProjectIndex
 from tapelint.analysis.summarising.function_summaries import summarize
@@ -199,21 +205,34 @@ class Linter:
         # What the names it imports from the project are, asked before its own summary
         # exists (it holds no binding of the names it imports from other modules).
         bindings = self._own_view(project, ModuleSummary(context.name), context)
-        model = build_model(
-            module,
-            source_text=text,
-            is_notebook=is_notebook,
-            is_test_file=is_test_path(path),
-            module_name=context.name,
-            is_package=context.is_package,
-            through_project=bindings.tensorflow_binding,
-        )
-        model.path = path
-        if sparse.tree is not None:
-            model.set_text_tree(sparse.tree)
+
+        def modelled(handed_back: Mapping[cst.Call, Mapping[str, HandedTape]]) -> FileModel:
+            model = build_model(
+                module,
+                source_text=text,
+                is_notebook=is_notebook,
+                is_test_file=is_test_path(path),
+                module_name=context.name,
+                is_package=context.is_package,
+                through_project=bindings.tensorflow_binding,
+                handed_back=handed_back,
+            )
+            model.path = path
+            if sparse.tree is not None:
+                model.set_text_tree(sparse.tree)
+            return model
+
+        model = modelled({})
         locate = _Locator(model, sparse, lines)
+        # The summary is the first walk's: it depends on the module's own text only.
         summary = summarize(model, path, _placer(locate, origin))
-        model.index = self._own_view(project, summary, context)
+        index = self._own_view(project, summary, context)
+        handed_back = handed_tapes(model, index)
+        if handed_back:
+            # Helpers hand back tapes: walk again, with those calls' names bound to tapes.
+            model = modelled(handed_back)
+            locate = _Locator(model, sparse, lines)
+        model.index = index
         findings = [
             (type(rule), f)
             for rule in self.rules

@@ -114,11 +114,12 @@ def _plain_python(path: Path) -> bool:
     return True
 
 
-@pytest.mark.parametrize(
-    "path",
-    [p for p in sorted(FIXTURES.glob("TAP*/*.py")) if _plain_python(p)][::7],
-    ids=lambda p: f"{p.parent.name}/{p.name}",
-)
+def _python_fixtures() -> list[Path]:
+    """The rule fixtures that are Python as written."""
+    return [p for p in sorted(FIXTURES.glob("TAP*/*.py")) if _plain_python(p)]
+
+
+@pytest.mark.parametrize("path", _python_fixtures()[::7], ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_fixture_nodes_get_their_whole_module_positions(path: Path):
     _check_every_placed_node(path.read_text())
 
@@ -185,7 +186,7 @@ def test_calls_are_placed_where_libcst_places_them():
 
 @pytest.mark.parametrize(
     "path",
-    [*sorted(FIXTURES.glob("TAP*/*.py"))[::3], *sorted((FIXTURES / "clean").glob("*.py"))],
+    [*_python_fixtures()[::3], *sorted((FIXTURES / "clean").glob("*.py"))],
     ids=lambda p: f"{p.parent.name}/{p.name}",
 )
 def test_calls_of_sliced_fixtures_are_placed_where_libcst_places_them(path: Path):

@@ -296,6 +296,47 @@ def test_editing_a_helper_module_checks_its_dependents_again(project, parses):
     assert parses == []  # both results of this content are still in the cache
 
 
+HANDS_BACK = """\
+import tensorflow as tf
+
+
+def forward(model, x):
+    with tf.GradientTape({persistent}) as tape:
+        loss = tf.reduce_mean(model(x))
+    return loss, tape
+"""
+
+TWO_CALLS = """\
+from steps import forward
+
+
+def step(model, x):
+    loss, tape = forward(model, x)
+    first = tape.gradient(loss, model.trainable_variables)
+    second = tape.gradient(loss, model.trainable_variables)
+    del tape
+    return first, second
+"""
+
+
+def test_editing_a_helper_that_hands_back_its_tape_checks_its_callers_again(project, parses):
+    write(project, "steps.py", HANDS_BACK.format(persistent=""))
+    write(project, "train.py", TWO_CALLS)
+
+    def codes() -> set[tuple[str, int, str]]:
+        return {(d["path"], d["line"], d["code"]) for d in json.loads(check_json())}
+
+    assert codes() == {("train.py", 7, "TAP105")}
+    parses.clear()
+    write(project, "steps.py", HANDS_BACK.format(persistent="persistent=True"))
+    assert codes() == set()
+    assert sorted(parses) == ["steps.py", "train.py"]  # the helper, then its caller again
+    parses.clear()
+    write(project, "steps.py", HANDS_BACK.format(persistent=""))
+    assert codes() == {("train.py", 7, "TAP105")}
+    assert parses == []  # both results of this content are still in the cache
+
+
 def test_a_module_that_appears_is_seen_by_the_next_run(project):
     make_project(project)
     write(project, "scripts/run.py", EXAMPLE)

@@ -233,6 +233,7 @@ def test_renaming_knows_every_field_of_a_summary():
             summaries.Site,
             summaries.Built,
             summaries.Transformed,
+            summaries.HandedBack,
         )
     }
     assert fields == {
@@ -254,6 +255,7 @@ def test_renaming_knows_every_field_of_a_summary():
             "spends",
             "builds",
             "transforms",  # parameters and sites: no names
+            "hands_back",
         },
         "Flow": {"raw", "params", "calls", "opaque"},
         "CallResult": {"target", "part", "args"},
@@ -264,6 +266,8 @@ def test_renaming_knows_every_field_of_a_summary():
         # What a builder returns holds no qualified name: nothing in it to rename.
         "Built": {"is_model", "legacy", "in_variables", "in_weights"},
         "Transformed": {"param", "each", "site"},
+        # Nor does a tape a function hands back: its part, persistence, calls and site.
+        "HandedBack": {"part", "persistent", "asked", "toy", "site"},
     }
 
 

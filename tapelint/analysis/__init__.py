@@ -10,7 +10,8 @@ summaries a module gives its callers.
 - `project_model`: what a name is across modules and cells, and what functions do with
   gradients as data (summaries, the library table, the project index).
 - `file_model`: the one walk over a module and the model it builds.
-- `calls`: which function a call runs; steps and loops; tapes and gradients handed to helpers.
+- `calls`: which function a call runs; steps and loops; tapes and gradients handed to helpers,
+  and tapes helpers hand back.
 - `flow`: watching, derivation, recording and differentiable paths inside a tape's block.
 - `keras`: Keras models and layers, what they hold and how they are called.
 - `gradient_routes`: where gradients go: optimizers, pairing with variables, transforms, None.

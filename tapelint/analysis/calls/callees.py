@@ -122,6 +122,26 @@ def plain_function(model: FileModel, call: cst.Call) -> cst.FunctionDef | None:
     return function
 
 
+def only_called_here(model: FileModel, function: cst.FunctionDef) -> bool:
+    """Whether only this file can call `function`: a function of a notebook or of a script
+    (a module with an `if __name__ == "__main__":` block is run, not imported), or a
+    nested or private one (`_forward`, `Trainer._step`). A public function of a library
+    module may be called from elsewhere with anything."""
+    if model.is_notebook or any(
+        isinstance(stmt, cst.If) and "__main__" in model.module.code_for_node(stmt.test)
+        for stmt in model.module.body
+    ):
+        return True
+    name = local_name(model, function) or ""
+    return any(part.startswith("_") and not part.startswith("__") for part in name.split("."))
+
+
+def calls_of(model: FileModel, function: cst.FunctionDef) -> list[tuple[cst.Call, Callee]]:
+    """The calls of this file that run `function`, a function or method of the file, by
+    its qualified name (`f(...)`, `self.f(...)`, `agent.f(...)`)."""
+    return _names(model).calls_by_target(model).get(qualified_name(model, function), [])
+
+
 def keyed_arguments(call: cst.Call, callee: Callee) -> list[tuple[str, cst.Arg]]:
     """The call's arguments keyed as a summary's parameters are: by position (counting the
     instance of a bound method call) or by keyword; `*args` / `**kwargs` are left out."""
@@ -161,9 +181,7 @@ def arguments_passed(model: FileModel, d: Def) -> list[cst.BaseExpression | None
         return None
     index = names.index(d.name)
     passed: list[cst.BaseExpression | None] = []
-    for call, callee in (
-        _names(model).calls_by_target(model).get(qualified_name(model, function), [])
-    ):
+    for call, callee in calls_of(model, function):
         argument = argument_for(names, index, dict(keyed_arguments(call, callee)))
         passed.append(argument.value if argument is not None else None)
     return passed

@@ -4,8 +4,9 @@ everything else asks.
 
 - `expressions`: small syntactic questions (names an expression reads, arguments, blocks,
   is a node inside another).
-- `model`: the model's data (`FileModel`, `Def`, `Use`, `TapeInstance`, `TapeCall`,
-  `CallSite`, `Tri`) and its indexes (calls on a tape, calls a statement makes).
+- `model`: the model's data (`FileModel`, `Def`, `Use`, `TapeInstance`, `HandedTape`,
+  `TapeCall`, `CallSite`, `Tri`) and its indexes (calls on a tape, calls a statement
+  makes).
 - `state`: the bindings carried along one path while the model is built.
 - `conversions`: which calls convert a value to NumPy, leaving TensorFlow (asked by
   `builder`, which records them as NumPy calls).

@@ -10,6 +10,11 @@ definition of the enclosing scopes (it may run at any time).
 
 Tapes stored in attributes (`self.tape = tf.GradientTape()`) are followed like names: such a
 dotted name is tracked from the first assignment of a tape to it.
+
+A tape a helper hands back (`out, tape = self._forward(x)`) is a tape of the caller too,
+when the builder is told which calls hand one back (`handed_back`, from the helpers'
+summaries): the name bound to that part of the call's value holds a `TapeInstance` whose
+`ctor` is the call, made afresh each time the call runs.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from tapelint.analysis.file_model.model import (
     FileModel,
     Frame,
     FrameKind,
+    HandedTape,
     NoneCheck,
     NumpyCall,
     Scope,
@@ -51,6 +57,7 @@ from tapelint.analysis.project_model.names import (
     is_gradient_tape,
     is_tf_function,
 )
+from tapelint.analysis.project_model.summaries import WHOLE
 
 _MAX_LOOP_DEPTH_FOR_SECOND_PASS = 3
 _KERAS_STEPS = frozenset({"train_step", "test_step", "predict_step"})
@@ -71,6 +78,7 @@ class ModelBuilder:
         is_notebook: bool,
         is_test_file: bool,
         imports: ImportTable | None = None,
+        handed_back: Mapping[cst.Call, Mapping[str, HandedTape]] | None = None,
     ) -> None:
         self.module = module
         self.source_text = source_text
@@ -91,6 +99,9 @@ class ModelBuilder:
         self._defs: dict[tuple[int, str], Def] = {}
         self._scope_defs: dict[Scope, dict[str, list[Def]]] = {}
         self._ctor_tapes: dict[cst.Call, TapeInstance] = {}
+        # call -> part of its value -> the tape it hands back, and the instances made of them
+        self._handed_back = handed_back or {}
+        self._handed_tapes: dict[tuple[cst.Call, str], TapeInstance] = {}
         self._tracked_attributes: set[str] = set()  # dotted names that held a tape
         self._order = 0
         # walking state
@@ -224,6 +235,7 @@ class ModelBuilder:
             scope.is_compiled = self._is_tf_function(node) or self._is_keras_step(node, scope)
             self._bind_params(node.params, node)
             self._block(statements(node.body), node)
+            scope.falls_off_end = self.state is not None
         elif isinstance(node, cst.Lambda):
             self._bind_params(node.params, node)
             self._expr(node.body)
@@ -319,11 +331,14 @@ class ModelBuilder:
     ) -> None:
         if isinstance(target, cst.Name):
             d = self._define(target, target.value, kind, value, self.stmt, index)
+            tape = None
             if value is not None and not index:
                 tape = self._tape_bound_by(value)
-                if tape is not None:
-                    d.tape = tape
-                    tape.name = tape.name or target.value
+            if tape is None and self._handed_back:
+                tape = self._tape_handed_back(value, kind, index)
+            if tape is not None:
+                d.tape = tape
+                tape.name = tape.name or target.value
         elif isinstance(target, (cst.Tuple, cst.List)):
             for i, element in enumerate(target.elements):
                 sub_kind = DefKind.UNPACK if kind in (DefKind.ASSIGN, DefKind.UNPACK) else kind
@@ -354,6 +369,42 @@ class ModelBuilder:
         if value is not None and self._tape_bound_by(value) is not None:
             self._tracked_attributes.add(key)
         return key in self._tracked_attributes
+
+    def _tape_handed_back(
+        self, value: cst.BaseExpression | None, kind: DefKind, index: tuple[int, ...]
+    ) -> TapeInstance | None:
+        """The tape a helper's call hands back as the part of its value a name binds
+        (`tape = make()`, `out, tape = forward(x)`): a fresh tape each time the call runs."""
+        if not isinstance(value, cst.Call):
+            return None
+        if kind is DefKind.ASSIGN and not index:
+            part = WHOLE
+        elif kind is DefKind.UNPACK and len(index) == 1:
+            part = str(index[0])
+        else:
+            return None
+        handed = self._handed_back.get(value, {}).get(part)
+        if handed is None:
+            return None
+        tape = self._handed_tapes.get((value, part))
+        if tape is None:
+            persistent = {True: Tri.YES, False: Tri.NO, None: Tri.UNKNOWN}[handed.fact.persistent]
+            tape = TapeInstance(
+                ctor=value,
+                scope=self.scope,
+                ctx=self.ctx,
+                order=self._tick(),
+                stmt=self.stmt,
+                persistent=persistent,
+                persistent_arg=None,
+                watch_accessed_variables=Tri.UNKNOWN,
+                handed_back=handed,
+            )
+            self._handed_tapes[(value, part)] = tape
+            self.tapes.append(tape)
+        if self.state is not None:
+            self.state.counts[tape] = 0
+        return tape
 
     def _tape_bound_by(self, value: cst.BaseExpression) -> TapeInstance | None:
         if isinstance(value, cst.Call):
@@ -832,11 +883,14 @@ def build_model(
     module_name: str = "__main__",
     is_package: bool = False,
     through_project: ProjectBinding | None = None,
+    handed_back: Mapping[cst.Call, Mapping[str, HandedTape]] | None = None,
 ) -> FileModel:
     """The tape model of `module`; `source_text` is the whole file when `module` was parsed
     from a slice of it (defaults to the module's own code); `is_test_file` when its path
     says it is part of a test suite (see `test_code`); `through_project` says what the
-    project's modules bind the names this one imports from them to (see `names`)."""
+    project's modules bind the names this one imports from them to (see `names`);
+    `handed_back`, the calls of `module` that hand back a tape a helper created, by the part
+    of their value that holds it (see `calls.handed_tapes`)."""
     text = source_text if source_text is not None else module.code
     imports = ImportTable(through_project, module=module_name, is_package=is_package)
     model = ModelBuilder(
@@ -845,6 +899,7 @@ def build_model(
         is_notebook=is_notebook,
         is_test_file=is_test_file,
         imports=imports,
+        handed_back=handed_back,
     ).build()
     model.module_name = module_name
     model.is_package = is_package

@@ -13,7 +13,7 @@ from enum import Enum
 import libcst as cst
 
 from tapelint.analysis.project_model.names import ImportTable
-from tapelint.analysis.project_model.summaries import ProjectIndex
+from tapelint.analysis.project_model.summaries import HandedBack, ProjectIndex
 
 
 class Tri(Enum):
@@ -62,6 +62,8 @@ class Scope:
     # `test_step` / `predict_step` override (Keras compiles these unless `run_eagerly=True`).
     # Python objects such as tapes then live only while the function is traced.
     is_compiled: bool = False
+    # For a function: whether some path runs off the end of its body (returning None).
+    falls_off_end: bool = True
 
     @property
     def is_module(self) -> bool:
@@ -126,9 +128,20 @@ class Use:
     tape_role: str | None = None
 
 
+@dataclass(frozen=True)
+class HandedTape:
+    """What a call hands back: the tape that `helper` (its qualified name) creates and
+    returns as part `fact.part` of its value, with what the helper's summary says of it."""
+
+    helper: str
+    fact: HandedBack
+
+
 @dataclass(eq=False)
 class TapeInstance:
-    """One `tf.GradientTape(...)` construction site."""
+    """One `tf.GradientTape(...)` construction site, or a call that hands back a tape a
+    helper created (`out, tape = self._forward(x)`: then `ctor` is that call, and
+    `handed_back` says where the tape comes from)."""
 
     ctor: cst.Call
     scope: Scope
@@ -144,6 +157,9 @@ class TapeInstance:
     blocks: dict[cst.With, tuple[int, int]] = field(default_factory=dict)
     # Most gradient/jacobian/batch_jacobian calls this tape can answer on one path (capped at 2).
     max_calls: int = 0
+    # Set for a tape a helper handed back: what it recorded there is not seen here, so a
+    # question about its recording (what ran inside its blocks, what it watched) is unknown.
+    handed_back: HandedTape | None = None
 
 
 @dataclass(eq=False)

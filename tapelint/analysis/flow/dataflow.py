@@ -285,8 +285,11 @@ def _inside(scope: Scope | None, node: cst.CSTNode) -> bool:
 
 def numpy_on_path(model: FileModel, call: TapeCall) -> list[NumpyCall]:
     """NumPy conversions inside the tape's block, of watched-derived values, that feed the
-    gradient target of `call`."""
+    gradient target of `call`. None for a tape a helper handed back: what it watched and
+    recorded there is not seen."""
     tape = call.tape
+    if tape.handed_back is not None:
+        return []
     candidates = [
         n
         for n in model.numpy_calls_in(tape.scope)

@@ -152,9 +152,10 @@ _NUMERIC_COMPARISONS = (
 
 
 def path_breaks(model: FileModel, call: TapeCall) -> list[PathBreak]:
-    """The ops that cut every path from one of `call`'s sources to its target."""
+    """The ops that cut every path from one of `call`'s sources to its target (none known
+    for a tape a helper handed back: the paths it recorded there are not seen)."""
     target = argument_value(call.node, 0, "target")
-    if target is None:
+    if target is None or call.tape.handed_back is not None:
         return []
     watched = Watched(model, call)
     origins = [(name, False) for name in sorted(watched.source_names)]
@@ -271,7 +272,10 @@ def _block_only_computes_target(model: FileModel, call: TapeCall) -> bool:
     """Whether every variable the tape watched can be one the target reads: no explicit
     `watch` (a watched variable the loss never uses gets None, measured on TensorFlow 2.21),
     and each statement of the tape's blocks is an assignment the target is computed from
-    (a variable read by anything else, a metric or a second output, gets None too)."""
+    (a variable read by anything else, a metric or a second output, gets None too). Not
+    for a tape a helper handed back, whose blocks are the helper's."""
+    if call.tape.handed_back is not None:
+        return False
     if any(other.method == "watch" for other in model.calls_on(call.tape)):
         return False
     closure = target_definitions(model, call)

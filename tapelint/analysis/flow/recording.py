@@ -5,6 +5,12 @@ returns `x` itself when `x` already has the dtype `d`, and `tf.convert_to_tensor
 `x` when it is a tensor. Outside the block, such a call of a recorded value is therefore
 unknown (a static pass rarely knows dtypes: `tf.cast(reduced, tensor.dtype)` after the block
 is `reduced` itself), and of an unrecorded value still not recorded.
+
+A tape a helper handed back (`out, tape = forward(x)`) recorded only inside the helper,
+whose `with` blocks ended when it returned: what the caller computes from `out` is not
+recorded, and is judged so when the caller neither enters the tape again nor hands it on.
+What the helper returned itself (`loss, tape = forward(x)`) was computed where the caller
+cannot see, and is unknown.
 """
 
 from __future__ import annotations
@@ -30,7 +36,8 @@ from tapelint.analysis.file_model.model import (
 class RecordingAnswer:
     answer: Tri
     # For a NO: the target part that was not recorded, and when it was computed:
-    # "before" the tape's block, "after" it, or "stopped" under `stop_recording()`.
+    # "before" the tape's block, "after" it, or "stopped" under `stop_recording()`; for a
+    # tape a helper handed back, "handed" (after the helper returned it) or "before".
     part: cst.BaseExpression | None = None
     when: str | None = None
 
@@ -43,7 +50,7 @@ def target_recorded(model: FileModel, call: TapeCall) -> RecordingAnswer:
     """Whether every part of `call`'s target was computed while `call.tape` recorded."""
     tape = call.tape
     target = argument_value(call.node, 0, "target")
-    if target is None or call.scope is not tape.scope:
+    if target is None or call.scope is not tape.scope or not _recording_known(model, tape):
         return _UNKNOWN
     answers = [_expression_recorded(model, part, call, tape, set()) for part in elements(target)]
     for answer in answers:
@@ -90,6 +97,8 @@ def _definition_recorded(
 ) -> RecordingAnswer:
     if d in seen or d.scope is not tape.scope:
         return _UNKNOWN
+    if tape.handed_back is not None and d.value is tape.ctor:
+        return _UNKNOWN  # computed by the helper, perhaps while the tape recorded
     seen.add(d)
     if d.kind is DefKind.ASSIGN and isinstance(d.value, cst.Name):
         # `total = loss` only renames: ask about what it renames.
@@ -105,6 +114,9 @@ def _definition_recorded(
         return RecordingAnswer(Tri.NO, None, _when(model, d, tape))
     return _UNKNOWN
 
+
+# What a caller may do with a tape a helper handed back and still not make it record.
+_ASKING = frozenset({"del", "watch", "watched_variables", *TapeCall.GRADIENT_METHODS})
 
 # callee -> (position, keyword) of the argument it may return unchanged
 _MAY_RETURN_ARGUMENT = {
@@ -122,6 +134,16 @@ def _may_return_unchanged(model: FileModel, expr: cst.BaseExpression) -> cst.Bas
     return argument_value(expr, *spec) if spec is not None else None
 
 
+def _recording_known(model: FileModel, tape: TapeInstance) -> bool:
+    """Whether every place `tape` records is seen: always for a tape created here; for one
+    a helper handed back, when this scope never enters it again and never hands it on (a
+    function it is passed to may enter it)."""
+    if tape.handed_back is None:
+        return True
+    uses = model.uses_of_tape(tape)
+    return not tape.blocks and all(use.tape_role in _ASKING for use in uses)
+
+
 def _binds_number(d: Def) -> bool:
     """`total = 0.0`, `loss = 0`, `acc = -1.0`: a plain assignment of a number literal."""
     value = d.value
@@ -131,6 +153,9 @@ def _binds_number(d: Def) -> bool:
 
 
 def _when(model: FileModel, where: TapeCall | Def, tape: TapeInstance) -> str:
+    if tape.handed_back is not None:
+        before = where.stmt is not None and model.written_before(where.stmt, tape.stmt)
+        return "before" if before else "handed"
     if any(f.kind is FrameKind.STOP and f.tape is tape for f in where.ctx):
         return "stopped"
     if where.stmt is not None and tape.blocks:

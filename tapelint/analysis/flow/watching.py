@@ -98,8 +98,9 @@ def source_parts(call: TapeCall) -> list[cst.BaseExpression]:
 
 def may_be_watched_elsewhere(model: FileModel, tape: TapeInstance) -> bool:
     """Whether code this analysis does not see may call the tape's `watch`: the tape is
-    passed to a call, returned, stored, or lives on an attribute."""
-    if tape.name is None or "." in tape.name:
+    passed to a call, returned, stored, lives on an attribute, or was handed back by the
+    helper that recorded on it."""
+    if tape.name is None or "." in tape.name or tape.handed_back is not None:
         return True
     return any(use.tape_role is None for use in model.uses_of_tape(tape))
 

@@ -55,7 +55,12 @@ def calls_without_training(model: FileModel) -> list[KerasCall]:
     found: dict[cst.Call, KerasCall] = {}
     keras = KerasObjects(model)
     sensitivity = TrainingSensitivity(keras)
-    trained = {tape: _trained_owners(model, keras, tape) for tape in model.tapes if tape.blocks}
+    # A tape a helper handed back trains what the helper recorded, which is not seen here.
+    trained = {
+        tape: _trained_owners(model, keras, tape)
+        for tape in model.tapes
+        if tape.blocks and tape.handed_back is None
+    }
     for tape, call in _recorded_calls(model, trained):
         if call in found or _passes_training(call):
             continue

@@ -46,7 +46,7 @@ from tapelint.analysis.calls.callees import (
     Callee,
     arguments_passed,
     callee_of,
-    local_name,
+    only_called_here,
     outside_project,
 )
 from tapelint.analysis.file_model.expressions import child_blocks, returns_of, statements
@@ -226,18 +226,12 @@ class KerasObjects:
         function = d.stmt
         if d.name == "self" or not isinstance(function, cst.FunctionDef):
             return None
-        if not self._only_called_here(function):
+        if not only_called_here(self.model, function):
             return None
         passed = arguments_passed(self.model, d)
         if not passed:
             return None
         return _combined(self.origins(value) if value is not None else None for value in passed)
-
-    def _only_called_here(self, function: cst.FunctionDef) -> bool:
-        if self.model.is_notebook or _is_script(self.model.module):
-            return True
-        name = local_name(self.model, function) or ""
-        return any(part.startswith("_") and not part.startswith("__") for part in name.split("."))
 
     def _call_origins(self, call: cst.Call) -> Origins:
         func = call.func
@@ -651,14 +645,6 @@ def _calls_own_method(value: ast.expr, methods: set[str]) -> bool:
         isinstance(n, ast.Name) and n.id == "self"
         for part in (*value.args, *value.keywords)
         for n in ast.walk(part)
-    )
-
-
-def _is_script(module: cst.Module) -> bool:
-    """A module with an `if __name__ == "__main__":` block is run, not imported."""
-    return any(
-        isinstance(stmt, cst.If) and "__main__" in cst.Module([]).code_for_node(stmt.test)
-        for stmt in module.body
     )
 
 

@@ -23,7 +23,12 @@ A summary speaks in the terms TAP401 uses. For each function and method of a mod
 - `builds`: the Keras model or layer it returns on every path, built in its module
   (`def build_model(): return keras.Sequential([...])`), with the part of it that holds
   non-trainable variables, if one is known: a caller in another module then knows what
-  `model = build_model()` holds (TAP203, TAP402).
+  `model = build_model()` holds (TAP203, TAP402);
+- `hands_back`: each part of its return value that is, on every path, a tape it created
+  and let go of only by returning it (`return out, tape`), with the tape's persistence:
+  `out, tape = self._forward(x)` then binds a tape of the caller, whose `tape.gradient`
+  counts as a call on it (TAP105, TAP103, TAP401), while what the tape recorded stays in
+  the helper, unseen by the caller.
 
 Unknown is never reported: a fact is only ever a definite path, and a function, callee or
 part with no fact means "not known", never "safe" or "raw".
@@ -158,6 +163,21 @@ class Built:
 
 
 @dataclass(frozen=True)
+class HandedBack:
+    """Part `part` of what a function returns is, on every path, a tape it created at
+    `site` and holds nowhere else. `persistent`: True, False, or None when not known
+    (`persistent=flag`). `asked`: the most gradient calls the function itself made on it
+    before returning (capped at 2). `toy`: it records only toy values written out in the
+    code (`tape_life.toy_values`)."""
+
+    part: str
+    persistent: bool | None
+    asked: int
+    toy: bool
+    site: Site
+
+
+@dataclass(frozen=True)
 class FunctionSummary:
     params: tuple[str, ...]
     returns: tuple[tuple[str, Flow], ...] = ()
@@ -166,6 +186,7 @@ class FunctionSummary:
     spends: tuple[Spent, ...] = ()
     builds: Built | None = None
     transforms: tuple[Transformed, ...] = ()
+    hands_back: tuple[HandedBack, ...] = ()
 
     def returned(self, part: str) -> Flow | None:
         for key, flow in self.returns:
@@ -180,9 +201,20 @@ class FunctionSummary:
             return index if index < len(self.params) else None
         return self.params.index(argument) if argument in self.params else None
 
+    def handed_back(self, part: str) -> HandedBack | None:
+        """The tape the function hands back as `part` of its return value, if it does."""
+        return next((tape for tape in self.hands_back if tape.part == part), None)
+
     @property
     def has_facts(self) -> bool:
-        facts = self.applies or self.forwards or self.spends or self.builds or self.transforms
+        facts = (
+            self.applies
+            or self.forwards
+            or self.spends
+            or self.builds
+            or self.transforms
+            or self.hands_back
+        )
         return bool(facts) or any(not flow.is_empty for _, flow in self.returns)
 
     def spent_at(self, param: int) -> Site | None:
@@ -717,6 +749,7 @@ def _function_json(summary: FunctionSummary) -> dict[str, Any]:
         "spends": [[spent.param, _site_json(spent.site)] for spent in summary.spends],
         "builds": None if summary.builds is None else _built_json(summary.builds),
         "transforms": _transforms_json(summary.transforms),
+        "hands_back": [_handed_back_json(tape) for tape in summary.hands_back],
     }
 
 
@@ -737,6 +770,7 @@ def _function_from(data: Mapping[str, Any]) -> FunctionSummary:
         transforms=tuple(
             Transformed(int(p), bool(each), _site_from(s)) for p, each, s in data["transforms"]
         ),
+        hands_back=tuple(_handed_back_from(tape) for tape in data["hands_back"]),
     )
 
 
@@ -751,4 +785,19 @@ def _built_from(data: list[Any]) -> Built:
         bool(legacy),
         None if in_variables is None else str(in_variables),
         None if in_weights is None else str(in_weights),
+    )
+
+
+def _handed_back_json(tape: HandedBack) -> list[Any]:
+    return [tape.part, tape.persistent, tape.asked, tape.toy, _site_json(tape.site)]
+
+
+def _handed_back_from(data: list[Any]) -> HandedBack:
+    part, persistent, asked, toy, site = data
+    return HandedBack(
+        str(part),
+        None if persistent is None else bool(persistent),
+        int(asked),
+        bool(toy),
+        _site_from(site),
     )

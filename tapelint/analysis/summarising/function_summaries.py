@@ -4,8 +4,8 @@ For each function and method: the flow of each `return` (the whole value, or eac
 of a returned tuple), the parameters that reach an optimizer's apply with no None check
 on the way, the parameters handed on, unfiltered, to a named function, the parameters
 it always asks for gradients (`spending`), the parameters it runs an op that raises on
-None on, unguarded (`parameter_transforms`), and the Keras model it builds
-(`keras_builders`). Flows are
+None on, unguarded (`parameter_transforms`), the Keras model it builds
+(`keras_builders`), and the tapes it hands back (`handing_back`). Flows are
 followed as `gradients.gradients_of` follows them in a check, with parameters as places
 the flow may come from and calls of named functions kept symbolic, so a module's summary
 depends on its own text only. Only functions with a fact are kept: a caller that finds no
@@ -36,6 +36,7 @@ from tapelint.analysis.file_model.model import (
     FileModel,
     Scope,
     TapeCall,
+    Tri,
 )
 from tapelint.analysis.flow.differentiability import no_gradient_lost_silently
 from tapelint.analysis.gradient_routes.gradients import (
@@ -59,12 +60,15 @@ from tapelint.analysis.project_model.summaries import (
     Flow,
     Forward,
     FunctionSummary,
+    HandedBack,
     ModuleSummary,
     Site,
     Spent,
     Transformed,
 )
 from tapelint.analysis.summarising.keras_builders import Builders
+from tapelint.analysis.tape_life.handing_back import tapes_handed_back
+from tapelint.analysis.tape_life.toy_values import records_only_toy_values
 
 # Where a node of the module is as reported: (line, column, cell, path). The path is None
 # for the module's own file; a notebook's program also holds the code of files its cells run
@@ -183,6 +187,8 @@ class _Summarizer:
         for site in model.calls:
             self._calls_by_scope.setdefault(site.scope, []).append(site)
         self._builders = Builders(model)
+        # Only a function that creates a named tape can hand one back.
+        self._with_tapes = {tape.scope for tape in model.tapes if tape.name is not None}
 
     def function(
         self, scope: Scope, applies: list[Applied], forwards: list[_Candidate]
@@ -198,6 +204,7 @@ class _Summarizer:
             spends=self._spends(scope, function, params),
             builds=self._builders.built_by(function),
             transforms=self._transforms(scope, function),
+            hands_back=self._hands_back(scope, function),
         )
 
     def _transforms(self, scope: Scope, function: cst.FunctionDef) -> tuple[Transformed, ...]:
@@ -214,6 +221,20 @@ class _Summarizer:
                 calls,
                 itself=self.mapped is None or function.name.value in self.mapped,
             )
+        )
+
+    def _hands_back(self, scope: Scope, function: cst.FunctionDef) -> tuple[HandedBack, ...]:
+        if scope not in self._with_tapes:
+            return ()
+        return tuple(
+            HandedBack(
+                handed.part,
+                {Tri.YES: True, Tri.NO: False}.get(handed.tape.persistent),
+                handed.tape.max_calls,
+                records_only_toy_values(self.model, handed.tape),
+                self._site(handed.tape.ctor, f"`{handed.tape.name}`", function),
+            )
+            for handed in tapes_handed_back(self.model, scope)
         )
 
     def _spends(

@@ -7,8 +7,10 @@ work in its block, and watches that come too late.
   (TAP103)
 - `toy_values`: does a tape record only values written out in the code and tiny (a guide's
   `tf.Variable(3.0)`, `tf.random.normal([7, 5])`)? (TAP103)
-- `lifecycle`: how a tape is used, whether it escapes, whether it is released. (TAP102,
-  TAP103)
+- `handing_back`: which tapes does a function create and hand back to its callers on
+  every path (`return out, tape`)? (TAP102, TAP103, TAP105, TAP401)
+- `lifecycle`: how a tape is used, whether it escapes, whether it is released, counting
+  the calls of the callers a tape is handed back to. (TAP102, TAP103)
 - `higher_order`: is a gradient taken inside its own block, differentiated again, and what
   does the call cost there? (TAP104)
 - `reuse`: which call asks a spent non-persistent tape a second time? (TAP105)

@@ -61,6 +61,8 @@ def gradient_inside_own_block(model: FileModel, call: TapeCall) -> Tri:
     tape = call.tape
     if not call.is_gradient or call.scope is not tape.scope or not is_recording(call.ctx, tape):
         return Tri.NO
+    if tape.handed_back is not None:
+        return Tri.UNKNOWN  # what the helper recorded on it, and what needs it, is not seen
     recorders = _recording_tapes(model, call)
     # With no other tape recording and a tape that stops at this call, nothing the result is
     # handed to can be differentiated in this scope: a discarded `x.apply_*(...)` ends it.

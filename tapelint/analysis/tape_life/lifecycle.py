@@ -1,11 +1,18 @@
-"""A tape's life: how it is used, whether it escapes, and whether it outlives its last use."""
+"""A tape's life: how it is used, whether it escapes, and whether it outlives its last use.
+
+A tape a helper hands back (`tape_life.handing_back`) lives on in its callers: the calls it
+answers are the helper's and each caller's. Where every caller is in the same file and
+seen, that is counted too.
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
 
+from tapelint.analysis.calls.callees import calls_of, only_called_here
 from tapelint.analysis.file_model.expressions import argument_value, in_execution_order
 from tapelint.analysis.file_model.model import (
     DefKind,
@@ -17,6 +24,7 @@ from tapelint.analysis.file_model.model import (
     is_recording,
 )
 from tapelint.analysis.file_model.test_code import is_test_code
+from tapelint.analysis.tape_life.handing_back import tapes_handed_back
 from tapelint.analysis.tape_life.significant_work import SignificantWork
 from tapelint.analysis.tape_life.toy_values import records_only_toy_values
 
@@ -47,10 +55,40 @@ def needs_persistence(model: FileModel, tape: TapeInstance) -> bool:
 
 
 def serves_at_most_one_call(model: FileModel, tape: TapeInstance) -> Tri:
-    """YES when on every path the tape answers at most one gradient-like call."""
-    if escapes(model, tape) or needs_persistence(model, tape):
+    """YES when on every path the tape answers at most one gradient-like call: here, in
+    the helper that handed it back, and in the callers it is handed back to."""
+    if needs_persistence(model, tape):
         return Tri.UNKNOWN
-    return Tri.YES if tape.max_calls <= 1 else Tri.NO
+    if escapes(model, tape):
+        return _served_through_callers(model, tape)
+    asked = tape.max_calls + (tape.handed_back.fact.asked if tape.handed_back else 0)
+    return Tri.YES if asked <= 1 else Tri.NO
+
+
+def _served_through_callers(model: FileModel, tape: TapeInstance) -> Tri:
+    """For a tape its function hands back, and that only this file can call: the calls it
+    answers there and in each caller, when every mention of the function in the file is
+    its definition or a call that binds the tape in a caller, where it escapes no further
+    and is not a trace-time object; else UNKNOWN."""
+    function = tape.scope.node
+    if not isinstance(function, cst.FunctionDef) or not only_called_here(model, function):
+        return Tri.UNKNOWN
+    if not any(handed.tape is tape for handed in tapes_handed_back(model, tape.scope)):
+        return Tri.UNKNOWN
+    calls = {call for call, _ in calls_of(model, function)}
+    mentions = re.findall(rf"\b{re.escape(function.name.value)}\b", model.source_text)
+    if not calls or len(mentions) != len(calls) + 1:
+        return Tri.UNKNOWN
+    bound = [t for t in model.tapes if t.handed_back is not None and t.ctor in calls]
+    if {t.ctor for t in bound} != calls:
+        return Tri.UNKNOWN
+    for caller in bound:
+        if escapes(model, caller) or needs_persistence(model, caller):
+            return Tri.UNKNOWN
+        if lives_only_while_tracing(caller):
+            return Tri.UNKNOWN
+    asked = tape.max_calls + max(caller.max_calls for caller in bound)
+    return Tri.YES if asked <= 1 else Tri.NO
 
 
 def lives_only_while_tracing(tape: TapeInstance) -> bool:
