@@ -115,7 +115,7 @@ class _Facts:
             owner = self._owner(pairing.variables)
             if owner is None or not isinstance(func.value, cst.Name) or apply.stmt is None:
                 continue
-            optimizer = self._only_def(func.value)
+            optimizer = self.only_def(func.value)
             if optimizer is not None and self._is_keras3_optimizer(optimizer):
                 found.append(Update(apply.node, apply.stmt, apply.scope, optimizer, owner))
             parameters = self._parameters_applied(apply.stmt, apply.scope, func.value, owner)
@@ -129,7 +129,7 @@ class _Facts:
         """`m` when `variables` is `m.trainable_variables` (also through a name bound to
         it once)."""
         if isinstance(variables, cst.Name):
-            d = self._only_def(variables)
+            d = self.only_def(variables)
             if d is None or d.kind is not DefKind.ASSIGN or d.value is None:
                 return None
             variables = d.value
@@ -141,7 +141,7 @@ class _Facts:
             return variables.value
         return None
 
-    def _only_def(self, name: cst.Name) -> Def | None:
+    def only_def(self, name: cst.Name) -> Def | None:
         defs = self.model.defs_of(name)
         return next(iter(defs)) if len(defs) == 1 else None
 
@@ -167,7 +167,7 @@ class _Facts:
         function = scope.node
         if not isinstance(function, cst.FunctionDef) or scope.is_compiled:
             return None
-        defs = [self._only_def(receiver), self._only_def(owner)]
+        defs = [self.only_def(receiver), self.only_def(owner)]
         if any(d is None or d.kind is not DefKind.PARAM or d.scope is not scope for d in defs):
             return None
         if not _always_runs(self.model, stmt, function):
@@ -189,7 +189,7 @@ class _Facts:
                 owner = _argument(site.node, function, owner_parameter)
                 if not isinstance(optimizer, cst.Name) or not isinstance(owner, cst.Name):
                     continue
-                d = self._only_def(optimizer)
+                d = self.only_def(optimizer)
                 if d is not None and self._is_keras3_optimizer(d):
                     yield Update(site.node, site.stmt, site.scope, d, owner)
 
@@ -209,11 +209,14 @@ class _Facts:
     def _distinct_models(self, first: cst.Name, second: cst.Name) -> bool:
         """Two models bound once each to a Keras construction, neither mentioning the
         other: two sets of variables."""
-        a, b = self._only_def(first), self._only_def(second)
+        a, b = self.only_def(first), self.only_def(second)
         if a is None or b is None or a is b:
             return False
         for d in (a, b):
-            if d.kind is not DefKind.ASSIGN or not isinstance(d.bound_value(), cst.Call):
+            value = d.bound_value()
+            if d.kind is not DefKind.ASSIGN or not isinstance(value, cst.Call):
+                return False
+            if isinstance(value.func, cst.Name) and not _builds_anew(self.model, value.func.value):
                 return False
         if self.keras.origins(first) is None or self.keras.origins(second) is None:
             return False
@@ -232,7 +235,7 @@ class _Facts:
     # ------------------------------------------------------------------ a loop over models
     def loops(self, updates: list[Update]) -> Iterator[NewVariables]:
         for update in updates:
-            d = self._only_def(update.owner)
+            d = self.only_def(update.owner)
             loop = d.stmt if d is not None and d.kind is DefKind.FOR else None
             if not isinstance(loop, cst.For) or not isinstance(loop.target, cst.Name):
                 continue
@@ -246,7 +249,7 @@ class _Facts:
 
     def _listed_models(self, iterable: cst.BaseExpression) -> list[cst.Name] | None:
         if isinstance(iterable, cst.Name):
-            d = self._only_def(iterable)
+            d = self.only_def(iterable)
             if d is None or d.kind is not DefKind.ASSIGN or d.value is None:
                 return None
             if len(self.model.scope_defs.get(d.scope, {}).get(d.name, [])) != 1:
@@ -267,9 +270,8 @@ class _Facts:
         thawed = [(stmt, target) for stmt, target, value in settings if value]
         if not thawed:
             return
-        frozen = [(stmt, target) for stmt, target, value in settings if not value]
         for update in updates:
-            owner = self._only_def(update.owner)
+            owner = self.only_def(update.owner)
             if owner is None:
                 continue
             for stmt, target in thawed:
@@ -278,7 +280,9 @@ class _Facts:
                 thawed_after_an_update = self._thawed_between(
                     update, stmt, updates
                 ) or self._thawed_in_loop(update, stmt)
-                if thawed_after_an_update and self._was_frozen(target, frozen, update.stmt):
+                if thawed_after_an_update and self._was_frozen(
+                    target, settings, update, updates, stmt
+                ):
                     part = self.model.module.code_for_node(target)
                     yield NewVariables(update, "unfrozen", part, stmt)
                     break
@@ -288,19 +292,19 @@ class _Facts:
         `model.get_layer(...)`), or a name its construction reads (also through the names
         that reads: `x = base(inputs)`, `model = keras.Model(inputs, head(x))`)."""
         if isinstance(target, cst.Name):
-            part = self._only_def(target)
+            part = self.only_def(target)
             return part is not None and (part is owner or self._reads(owner, part, 0))
         root = target
         while isinstance(root, (cst.Subscript, cst.Call, cst.Attribute)):
             root = root.func if isinstance(root, cst.Call) else root.value
-        return isinstance(root, cst.Name) and self._only_def(root) is owner
+        return isinstance(root, cst.Name) and self.only_def(root) is owner
 
     def _reads(self, d: Def, part: Def, depth: int) -> bool:
         value = d.bound_value()
         if depth > 3 or value is None:
             return False
         for inner in _names_in(value):
-            found = self._only_def(inner)
+            found = self.only_def(inner)
             if found is part:
                 return True
             if found is not None and found is not d and self._reads(found, part, depth + 1):
@@ -315,7 +319,7 @@ class _Facts:
         for earlier in updates:
             if earlier.optimizer is not update.optimizer or earlier.scope is not update.scope:
                 continue
-            if self._only_def(earlier.owner) is not self._only_def(update.owner):
+            if self.only_def(earlier.owner) is not self.only_def(update.owner):
                 continue
             if _runs_before(self.model, earlier.stmt, stmt):
                 return True
@@ -343,27 +347,41 @@ class _Facts:
     def _was_frozen(
         self,
         target: cst.BaseExpression,
-        frozen: list[tuple[cst.CSTNode, cst.BaseExpression]],
-        before: cst.CSTNode,
+        settings: list[tuple[cst.CSTNode, cst.BaseExpression, bool]],
+        update: Update,
+        updates: list[Update],
+        thawing: cst.CSTNode,
     ) -> bool:
+        """Whether `target` was frozen when the optimizer made its first update: frozen by
+        a statement that runs before it (or built with `trainable=False`), and not set
+        trainable again before it by another statement than `thawing`."""
+        first = update.stmt
+        for other in updates:
+            if other.optimizer is update.optimizer and self.model.written_before(other.stmt, first):
+                first = other.stmt
         text = self.model.module.code_for_node(target)
-        for stmt, other in frozen:
-            if self.model.module.code_for_node(other) == text and _runs_before(
-                self.model, stmt, before
-            ):
-                return True
-        if isinstance(target, cst.Name):
-            d = self._only_def(target)
-            value = d.bound_value() if d is not None else None
-            if isinstance(value, cst.Call):
-                return any(
-                    arg.keyword is not None
-                    and arg.keyword.value == "trainable"
-                    and isinstance(arg.value, cst.Name)
-                    and arg.value.value == "False"
-                    for arg in value.args
-                )
-        return False
+        frozen = _built_frozen(self, target)
+        for stmt, other, value in settings:
+            if self.model.module.code_for_node(other) != text:
+                continue
+            if value and stmt is not thawing and self.model.written_before(stmt, first):
+                return False
+            if not value and _runs_before(self.model, stmt, first):
+                frozen = True
+        return frozen
+
+
+def _built_frozen(facts: _Facts, target: cst.BaseExpression) -> bool:
+    """A name bound to a construction with `trainable=False`."""
+    d = facts.only_def(target) if isinstance(target, cst.Name) else None
+    value = d.bound_value() if d is not None else None
+    return isinstance(value, cst.Call) and any(
+        arg.keyword is not None
+        and arg.keyword.value == "trainable"
+        and isinstance(arg.value, cst.Name)
+        and arg.value.value == "False"
+        for arg in value.args
+    )
 
 
 def _trainable_settings(
@@ -485,6 +503,39 @@ def _built_elsewhere(text: str, name: str) -> bool:
     return (
         re.search(rf"\b{escaped}\s*\.\s*build\s*\(", text) is not None
         or re.search(rf"\bcompile\s*\([^)]*\b{escaped}\b", text) is not None
+    )
+
+
+def _builds_anew(model: FileModel, name: str) -> bool:
+    """Whether the file's top-level function `name` (if it is one) returns a new object on
+    every call: undecorated, no `global`, and each `return` a call or a local name assigned
+    from a call (`model = keras.Sequential(); model.add(...); return model`). A function
+    that hands out a module-level model would give two names one model."""
+    tree = model.text_tree()
+    function = next(
+        (
+            node
+            for node in (tree.body if tree is not None else [])
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name
+        ),
+        None,
+    )
+    if function is None:
+        return True  # a class, or an imported builder: each call constructs
+    if function.decorator_list:
+        return False
+    made: set[str] = set()
+    returns: list[ast.expr | None] = []
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            return False
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            made.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        if isinstance(node, ast.Return):
+            returns.append(node.value)
+    return bool(returns) and all(
+        isinstance(value, ast.Call) or (isinstance(value, ast.Name) and value.id in made)
+        for value in returns
     )
 
 
