@@ -21,8 +21,10 @@ class OptimizerVariablesChanged(Rule):
     that reaches both updates; the first update runs before the second whenever the code
     runs (not under an `if`, `while` or `try` of its own); the two models are built
     separately (each bound once to a Keras constructor or builder, neither construction
-    naming the other, so neither is a part of the other); an unfrozen part was frozen
-    before the first update, by `part.trainable = False` or `trainable=False`, and is the
+    naming the other, so neither is a part of the other, and a builder of the file that
+    may hand out an existing model, decorated, with `global` or returning a module-level
+    name, makes no second model); an unfrozen part was frozen at the optimizer's first
+    update, by `part.trainable = False` or `trainable=False`, and is the
     model itself, `model.layers[i]`, `model.get_layer(...)` or a layer the model's
     construction uses. Unfreezing inside the epoch loop counts when it sits under
     `if epoch == K` (`>=`, `>`) with `K` above zero and the loop counts epochs from zero,
