@@ -4,7 +4,9 @@ import libcst as cst
 
 from tapelint.analysis import FileModel
 from tapelint.analysis.file_model.expressions import argument_value
+from tapelint.analysis.file_model.model import ApplyCall
 from tapelint.analysis.gradient_routes.gradients import (
+    Pairing,
     applied_pairing,
     gradients_of,
     swapped_pairing,
@@ -15,11 +17,18 @@ from tapelint.analysis.gradient_routes.identity import (
     same_object_lists,
     variable_lists_differ,
 )
+from tapelint.analysis.gradient_routes.lengths import Layout, zip_layout
 from tapelint.analysis.gradient_routes.optimizers import gradient_applies
 from tapelint.analysis.keras.keras_objects import KerasObjects
 from tapelint.analysis.keras.keras_state import NonTrainableState
 from tapelint.diagnostics import Severity
 from tapelint.rule import Finding, Rule, source_of, tape_label
+
+# Gradients and variables zipped from lists of different lengths, or out of step
+# (`gradient_routes.lengths`): a part of the rule still in preview, reported only with
+# `--preview` until its first-look findings are measured. Set to False to report it with
+# the rule's other findings.
+LENGTHS_IN_PREVIEW = True
 
 
 class GradientVariableMismatch(Rule):
@@ -99,31 +108,74 @@ class GradientVariableMismatch(Rule):
                     f"{variables})`",
                 )
                 continue
-            flow = gradients_of(model, pairing.gradients, apply.scope, elementwise=True)
-            origins = {origin.node: origin for origin in flow.origins}
-            if flow.opaque or len(origins) != 1:
-                continue
-            (origin,) = origins.values()
-            sources = argument_value(origin.node, 1, "sources")
-            if sources is None:
-                continue
-            if not variable_lists_differ(model, sources, pairing.variables):
-                out_of_step = self._out_of_step(model, sources, pairing.variables)
-                if out_of_step is not None:
-                    yield Finding(apply.node, out_of_step)
-                continue
-            if kept_in_sync(model, sources, pairing.variables):
-                continue  # a local copy of a shared model (A3C) updates the shared one
-            tape = tape_label(origin.tape, "tape")
-            computed_for = source_of(model, sources)
-            applied_to = f"`{source_of(model, pairing.variables)}`"
-            if applied_to == f"`{computed_for}`":
-                applied_to += " (rebound to other variables in between)"
-            yield Finding(
-                apply.node,
-                f"gradients computed for `{computed_for}` by `{tape}.gradient` are applied to "
-                f"{applied_to}; pair them with the variables they were computed for",
+            layout = zip_layout(model, pairing.gradients, pairing.variables)
+            if layout is not None and layout.sliced and layout.aligned:
+                continue  # the slice takes the variables' own gradients from a longer list
+            found = self._other_variables(model, apply, pairing)
+            if found is None and layout is not None:
+                message = self._zipped_apart(model, pairing.gradients, pairing.variables, layout)
+                if message is not None:
+                    found = Finding(apply.node, message, preview=LENGTHS_IN_PREVIEW)
+            if found is not None:
+                yield found
+
+    def _other_variables(
+        self, model: FileModel, apply: ApplyCall, pairing: Pairing
+    ) -> Finding | None:
+        """The finding when the variables are certainly other variables than the sources
+        of the one gradient call the gradients come from."""
+        flow = gradients_of(model, pairing.gradients, apply.scope, elementwise=True)
+        origins = {origin.node: origin for origin in flow.origins}
+        if flow.opaque or len(origins) != 1:
+            return None
+        (origin,) = origins.values()
+        sources = argument_value(origin.node, 1, "sources")
+        if sources is None:
+            return None
+        if not variable_lists_differ(model, sources, pairing.variables):
+            out_of_step = self._out_of_step(model, sources, pairing.variables)
+            return Finding(apply.node, out_of_step) if out_of_step is not None else None
+        if kept_in_sync(model, sources, pairing.variables):
+            return None  # a local copy of a shared model (A3C) updates the shared one
+        tape = tape_label(origin.tape, "tape")
+        computed_for = source_of(model, sources)
+        applied_to = f"`{source_of(model, pairing.variables)}`"
+        if applied_to == f"`{computed_for}`":
+            applied_to += " (rebound to other variables in between)"
+        return Finding(
+            apply.node,
+            f"gradients computed for `{computed_for}` by `{tape}.gradient` are applied to "
+            f"{applied_to}; pair them with the variables they were computed for",
+        )
+
+    def _zipped_apart(
+        self,
+        model: FileModel,
+        gradients: cst.BaseExpression,
+        variables: cst.BaseExpression,
+        layout: Layout,
+    ) -> str | None:
+        """The message when `zip` leaves variables without a gradient, or pairs each with
+        another one's gradient."""
+        grads, listed = source_of(model, gradients), source_of(model, variables)
+        if layout.shift is not None:
+            places = "place" if abs(layout.shift) == 1 else "places"
+            side = "after" if layout.shift > 0 else "before"
+            return (
+                f"`{grads}` starts {abs(layout.shift)} {places} {side} the gradients of "
+                f"`{listed}` among the sources, so `zip` pairs each variable with another "
+                "one's gradient; slice the gradients where the variables sit"
             )
+        if layout.short is not None:
+            one = layout.short == 1
+            fewer = "gradient" if one else "gradients"
+            lost = "variable never trains" if one else f"{layout.short} variables never train"
+            return (
+                f"`{grads}` holds {layout.short} {fewer} fewer than `{listed}` has variables, "
+                f"and `zip` stops at the shorter list: the last {lost}; slice the gradients "
+                "to the variables' length"
+            )
+        return None
 
     def _out_of_step(
         self, model: FileModel, sources: cst.BaseExpression, applied: cst.BaseExpression

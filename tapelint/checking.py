@@ -339,6 +339,7 @@ class Linters:
             rule.code for s in settings.unfixable for rule in rules_matching(s, preview=True)
         )
         self.max_file_size = settings.max_file_size
+        self.preview = settings.preview
         # While the test-file default of per-file-ignores holds (setting the key replaces
         # it), its rules are quiet in tests written in other files too (`test_code`).
         keeps_default = (
@@ -357,6 +358,10 @@ class Linters:
     def _linter(self, rules: tuple[type[Rule], ...]) -> Linter:
         if rules not in self._linters:
             self._linters[rules] = Linter(
-                rules, self.unfixable, self.max_file_size, self.quiet_in_tests
+                rules,
+                self.unfixable,
+                self.max_file_size,
+                self.quiet_in_tests,
+                preview=self.preview,
             )
         return self._linters[rules]

@@ -80,8 +80,12 @@ class Linter:
         unfixable: frozenset[str] = frozenset(),
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
         quiet_in_tests: frozenset[str] = frozenset(),
+        *,
+        preview: bool = False,
     ) -> None:
         self.codes = frozenset(rule.code for rule in rules)
+        # Preview mode: the findings a rule marks as a part still in preview are reported.
+        self.preview = preview
         # Codes not reported inside a definition that is a test (`TestWaveAct()` in a
         # library module): what the default per-file-ignores turn off in test files.
         self.quiet_in_tests = quiet_in_tests
@@ -237,7 +241,8 @@ class Linter:
             (type(rule), f)
             for rule in self.rules
             for f in rule.findings(model)
-            if rule.code not in self.quiet_in_tests or not in_test_definition(model, f.node)
+            if (self.preview or not f.preview)
+            and (rule.code not in self.quiet_in_tests or not in_test_definition(model, f.node))
         ]
         diagnostics = self._locate(locate, path, findings)
         asked = frozenset(model.index.asked | bindings.asked)

@@ -50,6 +50,11 @@ class Finding:
     fix: FixIntent | None = None
     # Places in this or other files the finding rests on (from the project's summaries).
     related: tuple[Site, ...] = ()
+    # A part of a rule still in preview: a shape the rule has learnt but whose first-look
+    # precision is not measured yet. The engine reports it only in preview mode
+    # (`--preview`, `preview = true`), so a default rule can grow without its new findings
+    # reaching users before they are shown to be right.
+    preview: bool = False
 
 
 class Rule:

@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+# A fixture checked in preview mode: the parts of rules still in preview are reported.
+_PREVIEW = re.compile(r"^\s*#\s*fixture:\s*preview\s*$", re.MULTILINE)
 _MARKER = re.compile(r"#\s*expect:\s*(?P<codes>TAP\d{3}(?::\d+)?(?:\s*,\s*TAP\d{3}(?::\d+)?)*)")
 
 
@@ -25,6 +27,16 @@ def expected_in_notebook(path: Path) -> set[tuple[int, int, str, int | None]]:
         if cell["cell_type"] == "code"
         for marker in _markers("".join(cell["source"]).splitlines())
     }
+
+
+def asks_preview(path: Path) -> bool:
+    """Whether a fixture (a `.py` file, or any code cell of a notebook) has a
+    `# fixture: preview` line: it is checked in preview mode."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".ipynb":
+        cells = json.loads(text)["cells"]
+        text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    return _PREVIEW.search(text) is not None
 
 
 def _markers(lines: list[str]) -> set[tuple[int, str, int | None]]:

@@ -11,6 +11,7 @@ from tapelint.notebook import check_notebook
 from tapelint.registry import all_rules
 from tests.fixture_markers import (
     FIXTURES,
+    asks_preview,
     clean_files,
     expected,
     expected_in_notebook,
@@ -28,13 +29,20 @@ def _rules_for(path: Path) -> list:
     return DEFAULT_RULES + [r for r in ALL_RULES if r.preview and r.code == own]
 
 
+def _notebook_rules(path: Path) -> list:
+    """Every on-by-default rule, plus the preview rules the notebook's markers expect."""
+    named = {code for _, _, code, _ in expected_in_notebook(path)}
+    return DEFAULT_RULES + [r for r in ALL_RULES if r.preview and r.code in named]
+
+
 def _ids(paths: list[Path]) -> list[str]:
     return [str(p.relative_to(FIXTURES)) for p in paths]
 
 
 @pytest.mark.parametrize("path", rule_fixture_files(), ids=_ids(rule_fixture_files()))
 def test_rule_fixture_matches_markers(path: Path) -> None:
-    diagnostics = Linter(_rules_for(path)).check_bytes(path.read_bytes(), str(path))
+    linter = Linter(_rules_for(path), preview=asks_preview(path))
+    diagnostics = linter.check_bytes(path.read_bytes(), str(path))
     markers = expected(path)
     pinned = {(line, code): column for line, code, column in markers if column is not None}
     want = {(line, code) for line, code, _ in markers}
@@ -61,7 +69,7 @@ def test_fixture_names_state_intent(path: Path) -> None:
 
 @pytest.mark.parametrize("path", clean_files(), ids=_ids(clean_files()))
 def test_clean_program_has_no_diagnostic(path: Path) -> None:
-    diagnostics = Linter(ALL_RULES).check_bytes(path.read_bytes(), str(path))
+    diagnostics = Linter(ALL_RULES, preview=True).check_bytes(path.read_bytes(), str(path))
     assert diagnostics == [], "\n".join(
         f"{d.start.line}:{d.start.column} {d.code} {d.message}" for d in diagnostics
     )
@@ -85,7 +93,8 @@ def test_clean_corpus_is_large_enough() -> None:
 @pytest.mark.parametrize("path", notebook_files(), ids=_ids(notebook_files()))
 def test_notebook_fixture_matches_markers(path: Path) -> None:
     """Markers sit in code cells; a finding must be reported at (cell, line) both ways."""
-    diagnostics = check_notebook(Linter(DEFAULT_RULES), path.read_bytes(), str(path))
+    linter = Linter(_notebook_rules(path), preview=asks_preview(path))
+    diagnostics = check_notebook(linter, path.read_bytes(), str(path))
     markers = expected_in_notebook(path)
     want = {(cell, line, code) for cell, line, code, _ in markers}
     got = {(d.cell, d.start.line, d.code) for d in diagnostics}
@@ -106,4 +115,5 @@ def test_notebook_fixture_names_state_intent(path: Path) -> None:
         assert expected_in_notebook(path)
     else:
         assert path.name.startswith("ok_"), "notebook fixtures are named flag_* or ok_*"
-        assert check_notebook(Linter(ALL_RULES), path.read_bytes(), str(path)) == []
+        everything = Linter(ALL_RULES, preview=True)
+        assert check_notebook(everything, path.read_bytes(), str(path)) == []

@@ -32,12 +32,13 @@ CATALOGUE = {
     "TAP401": ("unfiltered-apply-gradients", Severity.WARNING),
     "TAP402": ("gradient-variable-mismatch", Severity.ERROR),
     "TAP403": ("none-unsafe-gradient-transform", Severity.ERROR),
+    "TAP404": ("optimizer-variables-changed", Severity.ERROR),
     "TAP501": ("tf-function-retracing", Severity.WARNING),
     "TAP502": ("state-created-in-step", Severity.ERROR),
 }
 
 # Rules whose RULES.md default is `preview`: they run only when selected.
-PREVIEW = {"TAP106"}
+PREVIEW = {"TAP106", "TAP404"}
 
 RULES = list(all_rules())
 

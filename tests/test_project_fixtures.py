@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tapelint.config import Settings
+from tapelint.config import Settings, load_settings
 from tapelint.runner import Options, run
 from tests.fixture_markers import FIXTURES, expected, expected_in_notebook
 
@@ -19,7 +19,9 @@ PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if p.is_dir())
 def _check(root: Path, *paths: str) -> set[tuple[str, int | None, int, str]]:
     """(path, cell, line, code) of each diagnostic, checking `paths` from `root`."""
     os.chdir(root)
-    report = run(paths, Settings(root=root), Options())
+    config = root / "pyproject.toml"
+    settings = load_settings(config) if config.exists() else Settings(root=root)
+    report = run(paths, settings, Options())
     assert report.errors == []
     return {(d.path, d.cell, d.start.line, d.code) for d in report.diagnostics}
 

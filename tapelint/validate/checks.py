@@ -314,6 +314,9 @@ def _variable_mismatch(site: Site, obs: Observations) -> Verdict:
     applies = events_at(obs.of(schema.APPLY), site)
     if not applies:
         return NOT_REACHED
+    by_gradient = _pairs_by_gradient(applies, obs)
+    if by_gradient is not None:
+        return by_gradient
     judged = 0
     for apply in applies:
         variables = set(apply["variables"] or [])
@@ -338,6 +341,112 @@ def _variable_mismatch(site: Site, obs: Observations) -> Verdict:
     if not judged:
         return Verdict.inconclusive("no gradient call could be matched to this update")
     return Verdict.refuted("it updated exactly the sources of a gradient call")
+
+
+def _pairs_by_gradient(applies: list[Event], obs: Observations) -> Verdict | None:
+    """Each pair an update received, judged by its gradient: the tensor a gradient call
+    returned for one source, paired with another variable (a mismatch, or a slice out of
+    step); then each source of those gradient calls whose gradient reached no update before
+    the call ran again (a slice one short). None when no gradient it received can be
+    traced to a gradient call (transformed on the way)."""
+    calls = obs.of(schema.GRADIENT)
+    feeding: dict[tuple[int, int], Event] = {}
+    matched = 0
+    for apply in applies:
+        earlier = [c for c in calls if c.pid == apply.pid and c.index < apply.index]
+        owner = _gradient_owners(earlier)
+        pairs = zip(apply["gradient_ids"] or [], apply["variables"] or [], strict=False)
+        for position, (gradient, variable) in enumerate(pairs):
+            found = owner.get(gradient) if gradient is not None else None
+            if found is None:
+                continue
+            call, index = found
+            matched += 1
+            feeding[(call.pid, call.index)] = call
+            if call["source_ids"][index] != variable:
+                names = apply["variable_names"] or []
+                given = names[position] if position < len(names) else "another variable"
+                return Verdict.confirmed(
+                    f"the gradient of `{call['source_names'][index]}` updated `{given}`"
+                )
+    if not matched:
+        return None
+    for call in feeding.values():
+        starved = _sources_never_updated(call, obs)
+        if starved:
+            return Verdict.confirmed(
+                f"{len(starved)} source(s) of the gradient call got no update: "
+                + ", ".join(f"`{name}`" for name in starved[:3])
+            )
+    return Verdict.refuted("every gradient updated its own source")
+
+
+def _gradient_owners(calls: list[Event]) -> dict[int, tuple[Event, int]]:
+    """For each gradient tensor's `id()`, the latest call that returned it and where."""
+    owners: dict[int, tuple[Event, int]] = {}
+    for call in calls:
+        for index, gradient in enumerate(call["gradient_ids"] or []):
+            if gradient is not None and index < len(call["source_ids"] or []):
+                owners[gradient] = (call, index)
+    return owners
+
+
+def _sources_never_updated(call: Event, obs: Observations) -> list[str]:
+    """The sources of `call` with a gradient that no update received before the same line
+    asked for gradients again. The line's last call is not judged: the run may have been
+    stopped between its updates."""
+    again = min(
+        (
+            c.index
+            for c in obs.of(schema.GRADIENT)
+            if c.pid == call.pid and c.index > call.index and c.where == call.where
+        ),
+        default=None,
+    )
+    if again is None:
+        return []
+    applied = {
+        gradient
+        for apply in obs.of(schema.APPLY)
+        if apply.pid == call.pid and call.index < apply.index < again
+        for gradient in apply["gradient_ids"] or []
+    }
+    names = call["source_names"] or []
+    return [
+        names[index] if index < len(names) else f"source {index + 1}"
+        for index, gradient in enumerate(call["gradient_ids"] or [])
+        if gradient is not None and gradient not in applied
+    ]
+
+
+def _optimizer_variables_changed(site: Site, obs: Observations) -> Verdict:
+    for error in errors_at(site, obs):
+        message = error["message"] or ""
+        if "Unknown variable" in message or "originally built with" in message:
+            return Verdict.confirmed(error_summary(error, 120))
+    applies = events_at(obs.of(schema.APPLY), site)
+    if not applies:
+        return NOT_REACHED
+    for apply in applies:
+        built = apply["built"]
+        if built is None:
+            continue
+        new = [v for v in apply["variables"] or [] if v not in set(built)]
+        if new:
+            return Verdict.confirmed(
+                f"the optimizer was built for {len(built)} variables and was handed "
+                f"{len(new)} others"
+            )
+    if all(apply["built"] is None for apply in applies):
+        return Verdict.inconclusive("each update here was its optimizer's first")
+    if obs.stopped:
+        return Verdict.inconclusive(
+            f"every update handed the optimizer variables it was built with "
+            f"({_times(len(applies))}){_before_the_end(obs)}"
+        )
+    return Verdict.refuted(
+        f"every update handed the optimizer variables it was built with ({_times(len(applies))})"
+    )
 
 
 def _unsafe_transform(site: Site, obs: Observations) -> Verdict:
@@ -490,6 +599,9 @@ CHECKS: dict[str, Judge] = {
     "TAP402": _variable_mismatch,
     # the transform raised on a None gradient
     "TAP403": _unsafe_transform,
+    # the ValueError was raised, or the variable set differed from the one the optimizer
+    # was built with
+    "TAP404": _optimizer_variables_changed,
     # experimental_get_tracing_count() grew after the first call
     "TAP501": _retracing,
     # the constructor ran more than once / the error was raised

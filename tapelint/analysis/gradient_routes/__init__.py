@@ -4,6 +4,8 @@ handled on the way.
 
 - `gradients`: where a gradient call's results go, what `apply_gradients` pairs, and is
   None handled on the way? (TAP401, TAP402)
+- `lengths`: do the gradients and the variables an apply zips differ in length, or sit out
+  of step (`zip(grads[:-(n + 1)], model.trainable_variables)`)? (TAP402)
 - `optimizers`: is the receiver of `.apply(...)` / `.apply_gradients(...)` a Keras
   optimizer, another library's, or unknown: which calls apply gradients? (TAP401, TAP402)
 - `identity`: do two expressions certainly denote different variable lists? (TAP402)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Hashable
 from functools import lru_cache
 
 import libcst as cst
@@ -162,6 +163,12 @@ def _object(model: FileModel, expr: cst.BaseExpression, depth: int) -> _Form | N
             return None
         return ("attr", owner, ".".join(reversed(path)), dotted_name(expr))
     return None
+
+
+def object_identity(model: FileModel, expr: cst.BaseExpression) -> Hashable | None:
+    """An identity for the object `expr` denotes (two expressions with equal identities
+    denote one object), or None when it cannot be pinned down (see the module's docs)."""
+    return _object(model, expr, 0)
 
 
 def _constructs(model: FileModel, call: cst.Call) -> bool:

@@ -12,6 +12,8 @@ optimizers, models and variables rebuilt by a repeated step.
 - `repetition`: what does one iteration of a loop (or one call of a function called in
   a loop) train, and is each optimizer and trained object the same in every repetition?
   (TAP502)
+- `optimizer_variables`: which updates hand a Keras 3 optimizer variables it was not built
+  with (another model, the next model of a loop, a part unfrozen)? (TAP404)
 - `state_creation`: which constructions of training state does a repeated step rebuild
   while the same variables train, or create variables in compiled code? (TAP502)
 """

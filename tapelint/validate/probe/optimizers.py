@@ -44,6 +44,9 @@ def install(recorder: Recorder, optimizer_class: type, eager: Any) -> None:
             for grad, variable in zip(grads, variables, strict=False)
             if grad is None
         ]
+        built = None
+        if getattr(optimizer, "built", False):
+            built = [id(v) for v in getattr(optimizer, "_trainable_variables", None) or []]
         recorder.emit(
             schema.APPLY,
             optimizer=serial,
@@ -51,6 +54,9 @@ def install(recorder: Recorder, optimizer_class: type, eager: Any) -> None:
             count=len(grads),
             none_variables=none_variables,
             variables=[id(variable) for variable in variables],
+            variable_names=[_name(variable) for variable in variables],
+            gradient_ids=[None if grad is None else id(grad) for grad in grads],
+            built=built,
             traced=traced,
             at=user_frames(caller(2), limit=1),
         )

@@ -17,7 +17,9 @@ Kinds and their own fields:
   (the tape was recording when called), `sources` (per flattened source: `variable`,
   `tensor` or `other`), `none` (per flattened source: its result was None), `none_names`
   (when some were None: those sources' variable names, else `source N`),
-  `variable_ids` (`id()` of the variable sources), `error`, and, when a zero-gradient op
+  `variable_ids` (`id()` of the variable sources), `source_ids` and `source_names` (per
+  flattened source, in order), `gradient_ids` (per flattened source: `id()` of its
+  gradient, null when None), `error`, and, when a zero-gradient op
   (`tf.sign`) ran while that tape recorded, `zero` (per flattened source: its eager
   result was all zeros).
 - `watch`: `tape`, `error`.
@@ -31,7 +33,10 @@ Kinds and their own fields:
 - `convert`: a tensor went to NumPy (`how`: `numpy`, `__array__`, `__float__`, `__int__`)
   while `recording` (serials of the tapes recording at that moment) was not empty; `error`.
 - `apply`: `optimizer` (serial), `method`, `count` (gradients passed), `none_variables`
-  (names of the variables whose gradient was None), `variables` (their `id()`s), `traced`.
+  (names of the variables whose gradient was None), `variables` (their `id()`s) and
+  `variable_names`, `gradient_ids` (per pair: `id()` of the gradient, null when None),
+  `built` (the `id()`s of the variables a Keras 3 optimizer was built with, null when it
+  was not built yet), `traced`.
 - `function`: a `tf.function` was created. `function` (serial), `user` (it wraps user
   code, or user code created it: `tf.function(model)`), `definition` ([path, first_line,
   header_last_line] of the wrapped function, when that is user code).

@@ -241,6 +241,11 @@ def install(
             try:
                 flat_result = nest.flatten(result)
                 none = [r is None for r in flat_result]
+                # Which gradient belongs to which source, for matching the pairs an update
+                # receives (`zip` keeps the tensors themselves).
+                fields["gradient_ids"] = [None if r is None else id(r) for r in flat_result]
+                fields["source_ids"] = [id(s) for s in flat_sources]
+                fields["source_names"] = [_name(s, i) for i, s in enumerate(flat_sources)]
                 if any(none):
                     fields["none_names"] = [
                         _name(s, i)
