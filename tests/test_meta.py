@@ -34,10 +34,11 @@ CATALOGUE = {
     "TAP403": ("none-unsafe-gradient-transform", Severity.ERROR),
     "TAP501": ("tf-function-retracing", Severity.WARNING),
     "TAP502": ("state-created-in-step", Severity.ERROR),
+    "TAP503": ("python-side-effect-in-tf-function", Severity.ERROR),
 }
 
 # Rules whose RULES.md default is `preview`: they run only when selected.
-PREVIEW = {"TAP106"}
+PREVIEW = {"TAP106", "TAP503"}
 
 RULES = list(all_rules())
 
