@@ -1,5 +1,7 @@
 from collections.abc import Iterator
 
+import libcst as cst
+
 from tapelint.analysis import FileModel
 from tapelint.analysis.training_state.trace_time import FrozenKind, FrozenValue, frozen_values
 from tapelint.diagnostics import Severity
@@ -96,11 +98,11 @@ def _message(model: FileModel, frozen: FrozenValue) -> str:
             drawn = f"`{source_of(model, frozen.node)}` calls {drawn} (in `{frozen.helper}`), which"
         return (
             f"{drawn} runs once, when {step} is traced, so every call reuses what it drew "
-            "then; use `tf.random` ops with a `tf.random.Generator` inside the step, or pass "
+            "then; use `tf.random` ops with a `tf.random.Generator` inside the function, or pass "
             "the value in as a tensor"
         )
     if frozen.kind is FrozenKind.LOOP_STATE:
-        changed = source_of(model, frozen.changed_by) if frozen.changed_by is not None else ""
+        changed = _change(model, frozen.changed_by)
         return (
             f"`{source_of(model, frozen.node)}` is a Python number that the loop calling {step} "
             f"changes (`{changed}`), but {step} read it once, when it was traced, so every "
@@ -110,5 +112,12 @@ def _message(model: FileModel, frozen: FrozenValue) -> str:
     return (
         f"`{source_of(model, frozen.node)}` runs once, when {step} is traced, not on every "
         "call, so the list gets one symbolic tensor per trace; return the value from the "
-        "step and append it in the loop, or accumulate it in a `tf.Variable` or a Keras metric"
+        "function and append it in the loop, or accumulate it in a `tf.Variable` or a Keras metric"
     )
+
+
+def _change(model: FileModel, statement: cst.CSTNode | None) -> str:
+    """How a message shows the statement that changes a value: a `for` by its header."""
+    if isinstance(statement, cst.For):
+        return f"for {source_of(model, statement.target)} in {source_of(model, statement.iter)}"
+    return source_of(model, statement) if statement is not None else ""

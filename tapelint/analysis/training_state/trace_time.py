@@ -48,6 +48,7 @@ from tapelint.analysis.calls.steps import (
     StepIndex,
     innermost_loop,
     loop_nodes,
+    tf_function_decorator,
     wrapped_function,
 )
 from tapelint.analysis.file_model.class_facts import module_stores
@@ -81,7 +82,7 @@ _OUTPUT = frozenset({"print", "tensorflow.print", "absl.logging", "logging"})
 _INITIAL_VALUES = ("tensorflow.Variable", "tensorflow.init_scope", "tensorflow.constant_initializer")
 _LIST_METHODS = frozenset({"append", "extend"})
 _HELPER_DEPTH = 3
-_EAGER_SWITCHES = re.compile(r"run_functions_eagerly\(\s*(?!False\b)\S|\brun_eagerly\s*=\s*(?!False\b)\S")
+_EAGER_SWITCHES = re.compile(r"\brun_(?:functions_)?eagerly\b")
 
 
 class FrozenKind(Enum):
@@ -101,7 +102,7 @@ class FrozenValue:
 
 
 def frozen_values(model: FileModel) -> Iterator[FrozenValue]:
-    if _EAGER_SWITCHES.search(model.source_text):
+    if _runs_eagerly(model):
         return  # compiled functions may run eagerly: every call runs the Python
     index = StepIndex(model)
     finder = _Finder(model, index)
@@ -113,6 +114,38 @@ def frozen_values(model: FileModel) -> Iterator[FrozenValue]:
         if calls is None:
             continue
         yield from finder.in_function(scope, function, calls)
+
+
+def _runs_eagerly(model: FileModel) -> bool:
+    """Whether the file may turn compilation off: `tf.config.run_functions_eagerly(...)`,
+    `run_eagerly=` (Keras' `compile`), or `model.run_eagerly = ...`, with anything but a
+    literal `False`. Read from the whole text (the code may sit in a function the slicer
+    cut), and only when the words are there at all."""
+    if not _EAGER_SWITCHES.search(model.source_text):
+        return False
+    tree = model.text_tree()
+    if tree is None:
+        return True  # cannot tell: assume it may
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name == "run_functions_eagerly" and not _all_false(node.args[:1]):
+                return True
+            if any(k.arg == "run_eagerly" and not _all_false([k.value]) for k in node.keywords):
+                return True
+        elif isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Attribute) and t.attr == "run_eagerly" for t in node.targets
+        ):
+            if not _all_false([node.value]):
+                return True
+    return False
+
+
+def _all_false(values: list[ast.expr]) -> bool:
+    return bool(values) and all(
+        isinstance(v, ast.Constant) and v.value is False for v in values
+    )
 
 
 class _Finder:
@@ -135,8 +168,13 @@ class _Finder:
             return None  # nested in compiled code: traced with it, or handed to py_function
         if not self.index.is_compiled(scope):
             return None
-        if scope.is_compiled and function.name.value in _KERAS_STEPS and _in_class(scope):
-            return []
+        if (
+            function.name.value in _KERAS_STEPS
+            and _in_class(scope)
+            and scope.is_compiled
+            and tf_function_decorator(self.model, function) is None
+        ):
+            return []  # a Keras override: `fit` calls it on every batch
         calls = [
             site
             for site in self.index.calls_of_function(function)
@@ -358,11 +396,13 @@ class _Finder:
 
 
 def _attribute_changes(loop: cst.CSTNode, found: dict[str, cst.CSTNode]) -> None:
-    """`self.attr += n` and `self.attr = ...` in a loop's body (not in nested code)."""
+    """`self.attr += n` (or `self.attr = <not a number>`) in a loop's body, not in nested
+    code: what changes the attribute from one iteration to the next. (`self.attr = 0`
+    resets it to the same value each time.)"""
     for node in descendants(loop, skip=NESTED_CODE):
         if isinstance(node, cst.AugAssign):
             targets = [node.target]
-        elif isinstance(node, cst.Assign):
+        elif isinstance(node, cst.Assign) and not isinstance(node.value, cst.BaseNumber):
             targets = [target.target for target in node.targets]
         else:
             continue
