@@ -66,20 +66,27 @@ from tapelint.analysis.training_state.retracing import (
 _KERAS_STEPS = frozenset({"train_step", "test_step", "predict_step"})
 # What NumPy's and Python's random modules draw with (not `seed`, state or generators).
 _NUMPY_DRAWS = frozenset(
-    "rand randn randint random random_sample ranf sample choice shuffle permutation uniform "
-    "normal standard_normal binomial poisson beta gamma exponential laplace logistic "
-    "lognormal multinomial multivariate_normal dirichlet geometric gumbel bytes "
-    "random_integers rayleigh triangular standard_cauchy standard_t standard_gamma "
-    "standard_exponential chisquare hypergeometric negative_binomial pareto power vonmises "
-    "wald weibull zipf logseries".split()
-)
+    {
+        "rand", "randn", "randint", "random", "random_sample", "ranf", "sample", "choice",
+        "shuffle", "permutation", "uniform", "normal", "standard_normal", "binomial",
+        "poisson", "beta", "gamma", "exponential", "laplace", "logistic", "lognormal",
+        "multinomial", "multivariate_normal", "dirichlet", "geometric", "gumbel", "bytes",
+        "random_integers", "rayleigh", "triangular", "standard_cauchy", "standard_t",
+        "standard_gamma", "standard_exponential", "chisquare", "hypergeometric",
+        "negative_binomial", "pareto", "power", "vonmises", "wald", "weibull", "zipf",
+        "logseries",
+    }
+)  # fmt: skip
 _PYTHON_DRAWS = frozenset(
-    "random uniform randint randrange choice choices shuffle sample gauss normalvariate "
-    "betavariate expovariate gammavariate lognormvariate triangular vonmisesvariate "
-    "paretovariate weibullvariate getrandbits randbytes binomialvariate".split()
-)
+    {
+        "random", "uniform", "randint", "randrange", "choice", "choices", "shuffle",
+        "sample", "gauss", "normalvariate", "betavariate", "expovariate", "gammavariate",
+        "lognormvariate", "triangular", "vonmisesvariate", "paretovariate",
+        "weibullvariate", "getrandbits", "randbytes", "binomialvariate",
+    }
+)  # fmt: skip
 _OUTPUT = frozenset({"print", "tensorflow.print", "absl.logging", "logging"})
-_INITIAL_VALUES = ("tensorflow.Variable", "tensorflow.init_scope", "tensorflow.constant_initializer")
+_INITIAL_VALUES = ("tensorflow.Variable", "tensorflow.constant_initializer")
 _LIST_METHODS = frozenset({"append", "extend"})
 _HELPER_DEPTH = 3
 _EAGER_SWITCHES = re.compile(r"\brun_(?:functions_)?eagerly\b")
@@ -105,8 +112,15 @@ def frozen_values(model: FileModel) -> Iterator[FrozenValue]:
     if _runs_eagerly(model):
         return  # compiled functions may run eagerly: every call runs the Python
     index = StepIndex(model)
+    compiled = [
+        scope
+        for scope in model.scopes
+        if isinstance(scope.node, cst.FunctionDef) and index.is_compiled(scope)
+    ]
+    if not compiled:
+        return
     finder = _Finder(model, index)
-    for scope in model.scopes:
+    for scope in compiled:
         function = scope.node
         if not isinstance(function, cst.FunctionDef) or is_test_code(model, scope):
             continue
@@ -134,18 +148,17 @@ def _runs_eagerly(model: FileModel) -> bool:
                 return True
             if any(k.arg == "run_eagerly" and not _all_false([k.value]) for k in node.keywords):
                 return True
-        elif isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Attribute) and t.attr == "run_eagerly" for t in node.targets
+        elif (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Attribute) and t.attr == "run_eagerly" for t in node.targets)
+            and not _all_false([node.value])
         ):
-            if not _all_false([node.value]):
-                return True
+            return True
     return False
 
 
 def _all_false(values: list[ast.expr]) -> bool:
-    return bool(values) and all(
-        isinstance(v, ast.Constant) and v.value is False for v in values
-    )
+    return bool(values) and all(isinstance(v, ast.Constant) and v.value is False for v in values)
 
 
 class _Finder:
@@ -417,13 +430,14 @@ def _self_reads(function: cst.FunctionDef) -> list[cst.Attribute]:
     stores: set[cst.CSTNode] = set()
     reads: list[cst.Attribute] = []
     for node in descendants(function.body, skip=NESTED_CODE):
-        if isinstance(node, cst.AssignTarget):
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign)):
             stores.add(node.target)
-        elif isinstance(node, cst.AugAssign):
-            stores.add(node.target)
-        elif isinstance(node, cst.Attribute) and node not in stores:
-            if _self_attribute(node) is not None:
-                reads.append(node)
+        elif (
+            isinstance(node, cst.Attribute)
+            and node not in stores
+            and _self_attribute(node) is not None
+        ):
+            reads.append(node)
     return reads
 
 
