@@ -62,6 +62,7 @@ from tapelint.analysis.training_state.retracing import (
     creations_per_step,
     varying_counter,
 )
+from tapelint.analysis.training_state.sweeps import is_case_value
 
 _KERAS_STEPS = frozenset({"train_step", "test_step", "predict_step"})
 # What NumPy's and Python's random modules draw with (not `seed`, state or generators).
@@ -195,7 +196,17 @@ class _Finder:
         ]
         if not calls or function in self._retraced_functions():
             return None
+        if any(self._passes_case_value(site) for site in calls):
+            return None  # a sweep's case value: one trace per case, each run afresh
         return calls
+
+    def _passes_case_value(self, site: CallSite) -> bool:
+        for arg in site.node.args:
+            if isinstance(arg.value, cst.Name):
+                defs = self.model.defs_of(arg.value)
+                if defs and all(is_case_value(self.model, d) for d in defs):
+                    return True
+        return False
 
     def _retraced_functions(self) -> set[cst.FunctionDef]:
         """The compiled functions TAP501 shows traced on every call."""
