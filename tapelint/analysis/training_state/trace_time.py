@@ -49,10 +49,17 @@ from tapelint.analysis.calls.steps import (
     innermost_loop,
     loop_nodes,
     tf_function_decorator,
+    under_condition,
     wrapped_function,
 )
 from tapelint.analysis.file_model.class_facts import module_stores
-from tapelint.analysis.file_model.expressions import NESTED_CODE, contains, descendants, names_in
+from tapelint.analysis.file_model.expressions import (
+    NESTED_CODE,
+    contains,
+    descendants,
+    names_in,
+    returns_of,
+)
 from tapelint.analysis.file_model.model import CallSite, DefKind, FileModel, Scope
 from tapelint.analysis.file_model.test_code import is_test_code
 from tapelint.analysis.project_model.names import dotted_name
@@ -191,13 +198,43 @@ class _Finder:
             return []  # a Keras override: `fit` calls it on every batch
         calls = [
             site
-            for site in self.index.calls_of_function(function)
+            for site in [*self.index.calls_of_function(function), *self._made_by_factory(scope)]
             if innermost_loop(site.ctx) is not None and not self.index.is_compiled(site.scope)
         ]
         if not calls or function in self._retraced_functions():
             return None
         if any(self._passes_case_value(site) for site in calls):
             return None  # a sweep's case value: one trace per case, each run afresh
+        return calls
+
+    def _made_by_factory(self, scope: Scope) -> list[CallSite]:
+        """Calls of a nested function that the function around it returns on every path
+        (`def make_step(obj): @tf.function def step(): ...; return step`), through names
+        bound only to calls of that factory (`step_fn = make_step(obj)`, `step_fn()`)."""
+        factory = scope.parent.node if scope.parent is not None else None
+        if not isinstance(factory, cst.FunctionDef) or not isinstance(scope.node, cst.FunctionDef):
+            return []
+        returns = list(returns_of(factory))
+        name = scope.node.name.value
+        if not returns or not all(
+            isinstance(r.value, cst.Name) and r.value.value == name for r in returns
+        ):
+            return []
+        made = {
+            d
+            for site in self.index.calls_of_function(factory)
+            for d in self.model.defs_by_stmt.get(site.stmt, [])
+            if d.kind is DefKind.ASSIGN and d.value is site.node
+        }
+        calls: list[CallSite] = []
+        for d in made:
+            for site in self.index.calls_of(d):
+                defs = self.model.defs_of(site.node.func)
+                loop = innermost_loop(site.ctx)
+                if loop is not None and any(loop.node in loop_nodes(m.ctx) for m in defs):
+                    return []  # made anew in the iteration that calls it: traced anew
+                if defs and defs <= made and site not in calls:
+                    calls.append(site)
         return calls
 
     def _passes_case_value(self, site: CallSite) -> bool:
@@ -310,9 +347,13 @@ class _Finder:
     def _outer_append(
         self, scope: Scope, function: cst.FunctionDef, site: CallSite
     ) -> cst.BaseExpression | None:
-        """The list, made outside the function, that `site` appends a computed value to."""
+        """The list, made outside the function, that `site` appends a computed value to, on
+        every path through the function (an append under a condition may be a lazy build
+        on the first trace)."""
         func = site.node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value in _LIST_METHODS):
+            return None
+        if under_condition(self.model, site.stmt, function):
             return None
         if len(site.node.args) != 1 or not self._computed_here(scope, site.node.args[0].value):
             return None
