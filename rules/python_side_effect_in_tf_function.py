@@ -21,21 +21,25 @@ class PythonSideEffectInTfFunction(Rule):
     A compiled step is a function decorated with `tf.function` (also with
     `jit_compile=True`), one compiled with `tf.function(f)`, or a Keras `train_step`,
     `test_step` or `predict_step` override, which `fit` compiles and calls on every batch. A
-    `tf.function` is checked when a loop of eager code calls it.
+    `tf.function` is checked when a loop of eager code calls it, directly or through the
+    name a factory of the file returns it to (`train_op = make_train_op(solver)` before the
+    loop, `train_op()` in it).
 
     Not reported, as each is deliberate or harmless: TensorFlow's own randomness
     (`tf.random.*`, a `tf.random.Generator`), seeding (`np.random.seed`), a value that only
     goes to `print`, logging or `tf.print` (a trace-time message), randomness that makes an
     initial value (`tf.Variable(np.random.randn(3))`, under `tf.init_scope()` or an `if ...
     is None:` guard), values constant for the run (a hyperparameter set once in `__init__`,
-    a module constant), a constant appended (`traces.append(1)`, how tests count traces),
+    a module constant), a constant appended (`traces.append(1)`, how tests count traces) or
+    an append under a condition (a lazy build on the first trace),
     code nested in the step (a lambda, a function run by `tf.py_function` or
     `tf.numpy_function`, which run on every call), and test code. Nor a step that is traced
     again on every call (TAP501 reports that: its Python then runs every time), nor any
     step in a file that calls `tf.config.run_functions_eagerly(...)` or passes
-    `run_eagerly=`. A number changed through `global` in a function, a helper in another
-    module, and a step defined in one module and called in a loop in another are not
-    followed: nothing is reported there.
+    `run_eagerly=`. A number changed through `global` in a function, draws of a NumPy
+    `Generator` object (`rng.normal()`), a helper in another module, and a step defined in
+    one module and called in a loop in another are not followed: nothing is reported
+    there.
 
     This rule is in preview: select it with `--select TAP503` or `--preview`.
 

@@ -21,7 +21,8 @@ reused:
   attribute of `self` that is only ever set to a list) of a value the function computes.
 
 Precision: the function must certainly be called again with its trace reused: a Keras step
-override (which `fit` calls per batch), or a `tf.function` called in a loop of eager code,
+override (which `fit` calls per batch), or a `tf.function` called in a loop of eager code
+(directly, or through a name bound before that loop to a factory's result that returns it),
 with neither `tf.config.run_functions_eagerly(...)` nor `run_eagerly=` in the file; a
 function that TAP501 shows traced again on every call (`retracing`) runs its Python every
 time, and is left alone. Silent too: TensorFlow's own randomness (`tf.random.*`, a
@@ -29,7 +30,8 @@ time, and is left alone. Silent too: TensorFlow's own randomness (`tf.random.*`,
 logging or `tf.print` (a deliberate trace-time message), randomness that makes an initial
 value (`tf.Variable(np.random.randn(...))`, under `tf.init_scope()` or an `is None` guard:
 meant to run once), values constant for the run (a hyperparameter set once in `__init__`,
-a module constant), a constant appended (`traces.append(1)`, how tests count traces),
+a module constant), a constant appended (`traces.append(1)`, how tests count traces) or
+an append under a condition,
 code nested in the function (a lambda, a function handed to `tf.py_function` or
 `tf.numpy_function`, which run per call), and test code.
 """
