@@ -31,9 +31,9 @@ class PythonSideEffectInTfFunction(Rule):
     initial value (`tf.Variable(np.random.randn(3))`, under `tf.init_scope()` or an `if ...
     is None:` guard), values constant for the run (a hyperparameter set once in `__init__`,
     a module constant), a constant appended (`traces.append(1)`, how tests count traces) or
-    an append under a condition (a lazy build on the first trace),
-    code nested in the step (a lambda, a function run by `tf.py_function` or
-    `tf.numpy_function`, which run on every call), and test code. Nor a step that is traced
+    an append under a condition (a lazy build on the first trace), code nested in the step
+    (a lambda, a function run by `tf.py_function` or `tf.numpy_function`, which run on
+    every call), and test code. Nor a step that is traced
     again on every call (TAP501 reports that: its Python then runs every time), nor any
     step in a file that calls `tf.config.run_functions_eagerly(...)` or passes
     `run_eagerly=`. A number changed through `global` in a function, draws of a NumPy
