@@ -92,7 +92,8 @@ def test_clean_corpus_is_large_enough() -> None:
 
 @pytest.mark.parametrize("path", notebook_files(), ids=_ids(notebook_files()))
 def test_notebook_fixture_matches_markers(path: Path) -> None:
-    """Markers sit in code cells; a finding must be reported at (cell, line) both ways."""
+    """Markers sit in code cells; a finding must be reported at (cell, line) both ways. The
+    preview rules the markers name run too, as for a rule's own fixtures."""
     linter = Linter(_notebook_rules(path), preview=asks_preview(path))
     diagnostics = check_notebook(linter, path.read_bytes(), str(path))
     markers = expected_in_notebook(path)

@@ -35,10 +35,11 @@ CATALOGUE = {
     "TAP404": ("optimizer-variables-changed", Severity.ERROR),
     "TAP501": ("tf-function-retracing", Severity.WARNING),
     "TAP502": ("state-created-in-step", Severity.ERROR),
+    "TAP503": ("python-side-effect-in-tf-function", Severity.ERROR),
 }
 
 # Rules whose RULES.md default is `preview`: they run only when selected.
-PREVIEW = {"TAP106", "TAP404"}
+PREVIEW = {"TAP106", "TAP404", "TAP503"}
 
 RULES = list(all_rules())
 

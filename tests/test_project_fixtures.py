@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tapelint.config import Settings, load_settings
+from tapelint.registry import all_rules
 from tapelint.runner import Options, run
 from tests.fixture_markers import FIXTURES, expected, expected_in_notebook
 
@@ -17,10 +18,17 @@ PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if p.is_dir())
 
 
 def _check(root: Path, *paths: str) -> set[tuple[str, int | None, int, str]]:
-    """(path, cell, line, code) of each diagnostic, checking `paths` from `root`."""
+    """(path, cell, line, code) of each diagnostic, checking `paths` from `root`: with the
+    project's own `[tool.tapelint]` if it has one, the preview rules its markers name, and
+    for an `ok_` look-alike with every rule on (preview included), as for notebooks."""
     os.chdir(root)
     config = root / "pyproject.toml"
     settings = load_settings(config) if config.exists() else Settings(root=root)
+    named = {code for _, _, _, code in _markers(root)}
+    preview = {rule.code for rule in all_rules() if rule.preview}
+    settings = settings.override(
+        extend_select=sorted(named & preview), preview=root.name.startswith("ok_")
+    )
     report = run(paths, settings, Options())
     assert report.errors == []
     return {(d.path, d.cell, d.start.line, d.code) for d in report.diagnostics}

@@ -515,6 +515,64 @@ def _retracing(site: Site, obs: Observations) -> Verdict:
     )
 
 
+def _frozen_at_trace(site: Site, obs: Observations) -> Verdict:
+    """The side effect at the site (a draw of NumPy's or Python's randomness) ran fewer
+    times than the function tracing it was called; for a read or an append, the function
+    whose body holds the site was called more often than it was traced."""
+    effects = [e for e in obs.of(schema.SIDE_EFFECT) if any(site.overlaps(f) for f in e.at)]
+    if effects:
+        ran: dict[tuple[int, int], int] = {}
+        for effect in effects:
+            key = (effect.pid, effect["function"])
+            ran[key] = ran.get(key, 0) + 1
+        calls = _calls_of(obs, set(ran))
+        for key, count in ran.items():
+            if calls.get(key, 0) > count:
+                return Verdict.confirmed(
+                    f"{effects[0]['what']} ran {_times(count)} while the function was "
+                    f"called {calls[key]} times"
+                )
+        if all(calls.get(key, 0) >= 2 for key in ran):
+            return Verdict.refuted("it ran on every call of the function")
+        return Verdict.inconclusive("the function was called only once" + _before_the_end(obs))
+    enclosing = {
+        (f.pid, f["function"])
+        for f in obs.of(schema.FUNCTION)
+        if f["definition"] is not None
+        and f["definition"].path == site.path
+        and f["definition"].first <= site.first <= (f["end"] or 0)
+    }
+    if not enclosing:
+        return NOT_REACHED
+    calls = _calls_of(obs, enclosing)
+    traces: dict[tuple[int, int], int] = {}
+    for call in obs.of(schema.CALL):
+        key = (call.pid, call["function"])
+        if key in enclosing:
+            traces[key] = max(traces.get(key, 0), call["traces_after"])
+    for key, count in calls.items():
+        if count > traces.get(key, 0) >= 1:
+            return Verdict.confirmed(
+                f"the function was traced {_times(traces[key])} and called {count} times: "
+                "its Python, this line included, ran only while it was traced"
+            )
+    if calls and all(traces.get(key, 0) >= count >= 2 for key, count in calls.items()):
+        return Verdict.refuted("the function was traced again on every call")
+    if not calls:
+        return NOT_REACHED
+    return Verdict.inconclusive("the function was called only once" + _before_the_end(obs))
+
+
+def _calls_of(obs: Observations, functions: set[tuple[int, int]]) -> dict[tuple[int, int], int]:
+    """How many eager calls each of these functions got."""
+    counts: dict[tuple[int, int], int] = {}
+    for call in obs.of(schema.CALL):
+        key = (call.pid, call["function"])
+        if key in functions:
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 def _before_the_end(obs: Observations) -> str:
     return " before the validator stopped the program" if obs.stopped else ""
 
@@ -606,4 +664,6 @@ CHECKS: dict[str, Judge] = {
     "TAP501": _retracing,
     # the constructor ran more than once / the error was raised
     "TAP502": _state_in_step,
+    # the side effect ran once while the function was called N times
+    "TAP503": _frozen_at_trace,
 }

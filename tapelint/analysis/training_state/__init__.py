@@ -1,5 +1,5 @@
-"""Training state across steps: compiled functions traced again and again, and
-optimizers, models and variables rebuilt by a repeated step.
+"""Training state across steps: compiled functions traced again and again, optimizers,
+models and variables rebuilt by a repeated step, and values a reused trace freezes.
 
 - `sweeps`: is a loop a sweep over cases written out in the code, and is a loop variable
   one of its case values? (TAP501)
@@ -16,4 +16,7 @@ optimizers, models and variables rebuilt by a repeated step.
   with (another model, the next model of a loop, a part unfrozen)? (TAP404)
 - `state_creation`: which constructions of training state does a repeated step rebuild
   while the same variables train, or create variables in compiled code? (TAP502)
+- `trace_time`: which values does a compiled step, called again and again with its trace
+  reused, compute or read only while it is traced (NumPy or Python randomness, a number
+  the calling loop changes, a list outside it appended to)? (TAP503)
 """

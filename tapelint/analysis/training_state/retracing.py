@@ -152,6 +152,23 @@ def counter_arguments(model: FileModel, index: StepIndex) -> Iterator[CounterArg
             break
 
 
+def varying_counter(model: FileModel, site: CallSite, name: cst.Name) -> cst.CSTNode | None:
+    """Where a loop around `site` changes the Python number `name` holds (its `+=`, or the
+    `for` that counts it), when every value `name` may hold is a Python value and one of
+    them changes with a loop enclosing the call: what a compiled function reading `name`
+    as a global would need to see anew on every call (TAP503)."""
+    value = _PythonValues(model, site)._name(name)
+    if value.kind is not _Kind.VARYING:
+        return None
+    loops = loop_nodes(site.ctx)
+    for d in sorted(model.defs_of(name), key=lambda d: d.order):
+        if d.scope is site.scope and (
+            any(loop in loops for loop in loop_nodes(d.ctx)) or d.stmt in loops
+        ):
+            return d.stmt
+    return None
+
+
 # ---------------------------------------------------------------------- creations
 def _creations(model: FileModel) -> Iterator[_Creation]:
     for scope in model.scopes:

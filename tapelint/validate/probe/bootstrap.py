@@ -55,7 +55,10 @@ def _watch_raises(recorder: Recorder) -> None:
 
 
 def _patch_tensorflow(recorder: Recorder) -> None:
-    _each(recorder, (_tapes, _conversions, _functions, _variables, _cut_ops, _source_maps))
+    _each(
+        recorder,
+        (_tapes, _conversions, _functions, _variables, _cut_ops, _source_maps, _side_effects),
+    )
 
 
 def _patch_keras(recorder: Recorder) -> None:
@@ -108,6 +111,15 @@ def _functions(recorder: Recorder) -> None:
 
     functions.install(recorder, polymorphic_function.Function, _eager(), _raises)
     functions.install_tracing_timer(tracing_compilation)
+
+
+def _side_effects(recorder: Recorder) -> None:
+    import random
+
+    from . import side_effects
+
+    numpy = sys.modules.get("numpy")
+    side_effects.install(recorder, getattr(numpy, "random", None), random, _eager())
 
 
 def _variables(recorder: Recorder) -> None:

@@ -28,18 +28,34 @@ _calling: list[_FunctionInfo] = []
 
 
 class _FunctionInfo:
-    __slots__ = ("optimizers", "serial", "tracing", "user")
+    __slots__ = ("optimizers", "serial", "side_effects", "tracing", "user")
 
     def __init__(self, serial: int, user: bool) -> None:
         self.serial = serial
         self.user = user
         self.optimizers: set[int] = set()
         self.tracing = 0.0  # seconds spent tracing it so far
+        # A trace of it ran a side effect of user code (`side_effects.py`): its eager calls
+        # are counted even when it is Keras' own (`fit`'s train function).
+        self.side_effects = False
 
 
 def note_traced_update(optimizer: int) -> None:
     for info in _calling:
         info.optimizers.add(optimizer)
+
+
+def tracing() -> bool:
+    """Whether a `tf.function` call is on the stack (it may be tracing)."""
+    return bool(_calling)
+
+
+def note_side_effect() -> int:
+    """User code ran a side effect while a call traced: the serial of the function called
+    eagerly (the outermost call), whose calls are from now on counted."""
+    info = _calling[0]
+    info.side_effects = True
+    return info.serial
 
 
 def install(recorder: Recorder, function_class: type, eager: Any, raises: Raises | None) -> None:
@@ -67,6 +83,7 @@ def install(recorder: Recorder, function_class: type, eager: Any, raises: Raises
                     function=info.serial,
                     user=True,
                     definition=definition,
+                    end=_last_line(code) if wraps_user_code else None,
                     at=user_frames(creator or caller(1), limit=1),
                 )
         except Exception as error:
@@ -104,7 +121,7 @@ def install(recorder: Recorder, function_class: type, eager: Any, raises: Raises
             result = original_call(self, *args, **kwargs)
         finally:
             _calling.remove(info)
-        if info.user:
+        if info.user or info.side_effects:
             recorder.emit(
                 schema.CALL,
                 function=info.serial,
@@ -198,3 +215,11 @@ def _header_end(code: Any) -> int:
     first = code.co_firstlineno
     body = [line for _, _, line in code.co_lines() if line is not None and line > first]
     return max(first, min(body) - 1) if body else first
+
+
+def _last_line(code: Any) -> int:
+    """The last line of the function's body (its nested functions' too)."""
+    last = code.co_firstlineno
+    for const in (code, *(c for c in code.co_consts if hasattr(c, "co_lines"))):
+        last = max([last, *(line for _, _, line in const.co_lines() if line is not None)])
+    return last

@@ -39,11 +39,15 @@ Kinds and their own fields:
   was not built yet), `traced`.
 - `function`: a `tf.function` was created. `function` (serial), `user` (it wraps user
   code, or user code created it: `tf.function(model)`), `definition` ([path, first_line,
-  header_last_line] of the wrapped function, when that is user code).
-- `call`: a user `tf.function` was called eagerly. `function`, `traces_before`,
-  `traces_after`, `tracing_seconds` (spent tracing during this call), `arguments` (the
-  Python values among its arguments, as a string: equal strings mean `tf.function` saw the
-  same non-tensor arguments).
+  header_last_line] of the wrapped function, when that is user code), `end` (the last line
+  of its body, likewise).
+- `side-effect`: user code drew NumPy's or Python's randomness (`what`:
+  `numpy.random.rand`, ...) while a `tf.function` call traced; `function`: the serial of
+  the function called eagerly (Keras' own, under `fit`), whose `call` events count.
+- `call`: a user `tf.function` (or one whose trace ran a `side-effect`) was called
+  eagerly. `function`, `traces_before`, `traces_after`, `tracing_seconds` (spent tracing
+  during this call), `arguments` (the Python values among its arguments, as a string:
+  equal strings mean `tf.function` saw the same non-tensor arguments).
 - `op`: user code called a gradient-cutting op (`op`: `argmax`, `cast`, ...) while
   `recording` (tape serials) was not empty.
 - `layer-call`: user code called a Keras layer or model while `recording` (tape serials)
@@ -79,6 +83,7 @@ CONVERT = "convert"
 APPLY = "apply"
 FUNCTION = "function"
 CALL = "call"
+SIDE_EFFECT = "side-effect"
 CONSTRUCT = "construct"
 LAYER_CALL = "layer-call"
 OP = "op"
