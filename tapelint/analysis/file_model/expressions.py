@@ -37,6 +37,36 @@ _ACCESSOR_METHODS = frozenset(
 )
 
 
+def every_name(node: cst.CSTNode) -> Iterator[cst.Name]:
+    """Every Name node under `node`, attribute names and lambdas included."""
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.Name):
+            yield current
+        pending.extend(current.children)
+
+
+def argument_for_parameter(
+    call: cst.Call, positional: Sequence[str], parameter: str
+) -> cst.BaseExpression | None:
+    """What `call` passes for `parameter` of a function whose positional parameters are
+    `positional`, by keyword or position; None when nothing is passed or a `*args` /
+    `**kwargs` may pass it."""
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is not None:
+            if arg.keyword.value == parameter:
+                return arg.value
+            continue
+        if index < len(positional) and positional[index] == parameter:
+            return arg.value
+        index += 1
+    return None
+
+
 def names_in(node: cst.CSTNode) -> Iterator[cst.Name]:
     """Name nodes read by an expression, not descending into lambdas."""
     if isinstance(node, cst.Name):

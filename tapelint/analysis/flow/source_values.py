@@ -29,6 +29,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tapelint.analysis.file_model.expressions import argument_for_parameter
 from tapelint.analysis.file_model.model import DefKind, FileModel, Scope
 
 ONE_VALUE_CONSTRUCTORS = frozenset(
@@ -295,23 +296,8 @@ def _constructor_arguments(
             continue
         if not any(isinstance(d.stmt, cst.ClassDef) for d in model.defs_of(func)):
             continue
-        found.append((_argument(site.node, positional, parameter), site.scope))
+        found.append((argument_for_parameter(site.node, positional, parameter), site.scope))
     return found
-
-
-def _argument(call: cst.Call, positional: list[str], parameter: str) -> cst.BaseExpression | None:
-    index = 0
-    for arg in call.args:
-        if arg.star:
-            return None
-        if arg.keyword is not None:
-            if arg.keyword.value == parameter:
-                return arg.value
-            continue
-        if index < len(positional) and positional[index] == parameter:
-            return arg.value
-        index += 1
-    return None
 
 
 def _module_class(model: FileModel, name: str) -> ast.ClassDef | None:

@@ -49,7 +49,12 @@ from tapelint.analysis.calls.callees import (
     only_called_here,
     outside_project,
 )
-from tapelint.analysis.file_model.expressions import child_blocks, returns_of, statements
+from tapelint.analysis.file_model.expressions import (
+    child_blocks,
+    every_name,
+    returns_of,
+    statements,
+)
 from tapelint.analysis.file_model.model import Def, DefKind, FileModel, TapeCall, Tri
 from tapelint.analysis.flow.watching import source_argument
 from tapelint.analysis.keras.method_returns import returned_values
@@ -484,7 +489,7 @@ class KerasObjects:
         looked up among the module's own definitions, but `self`, which stands for the
         instance of `class_name` when the expression comes from one of its methods."""
         parsed = cst.parse_expression(ast.unparse(value))
-        names = list(_names_in_parsed(parsed))
+        names = list(every_name(parsed))
         self._text_names.update(names)
         if class_name is not None:
             self._text_self.update((n, class_name) for n in names if n.value == "self")
@@ -703,15 +708,6 @@ def _is_keras_base(qualified: str) -> bool:
         or qualified in LAYER_BASES
         or _is_keras_layer_constructor(qualified)
     )
-
-
-def _names_in_parsed(expr: cst.CSTNode) -> Iterator[cst.Name]:
-    pending = [expr]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, cst.Name):
-            yield node
-        pending.extend(node.children)
 
 
 def _attribute_assignments(

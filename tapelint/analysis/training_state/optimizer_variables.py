@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tapelint.analysis.file_model.expressions import argument_for_parameter, every_name
 from tapelint.analysis.file_model.model import Def, DefKind, FileModel, Scope
 from tapelint.analysis.gradient_routes.gradients import applied_pairing
 from tapelint.analysis.gradient_routes.identity import TRAINABLE_LISTS
@@ -303,7 +304,7 @@ class _Facts:
         value = d.bound_value()
         if depth > 3 or value is None:
             return False
-        for inner in _names_in(value):
+        for inner in every_name(value):
             found = self.only_def(inner)
             if found is part:
                 return True
@@ -472,29 +473,9 @@ def _argument(
     call: cst.Call, function: cst.FunctionDef, parameter: str
 ) -> cst.BaseExpression | None:
     """What `call` passes for `parameter` of `function`; None with `*args` or `**kwargs`."""
-    if any(arg.star for arg in call.args):
-        return None
     params = function.params
     positional = [p.name.value for p in (*params.posonly_params, *params.params)]
-    index = 0
-    for arg in call.args:
-        if arg.keyword is not None:
-            if arg.keyword.value == parameter:
-                return arg.value
-            continue
-        if index < len(positional) and positional[index] == parameter:
-            return arg.value
-        index += 1
-    return None
-
-
-def _names_in(node: cst.CSTNode) -> Iterator[cst.Name]:
-    pending = [node]
-    while pending:
-        current = pending.pop()
-        if isinstance(current, cst.Name):
-            yield current
-        pending.extend(current.children)
+    return argument_for_parameter(call, positional, parameter)
 
 
 def _built_elsewhere(text: str, name: str) -> bool:
