@@ -22,6 +22,7 @@ CATALOGUE = {
     "TAP104": ("gradient-inside-tape", Severity.WARNING),
     "TAP105": ("non-persistent-tape-reused", Severity.ERROR),
     "TAP106": ("unrelated-work-in-tape", Severity.WARNING),
+    "TAP107": ("unused-tape", Severity.WARNING),
     "TAP201": ("unwatched-source", Severity.ERROR),
     "TAP202": ("watch-accessed-variables-off", Severity.ERROR),
     "TAP203": ("gradient-wrt-all-variables", Severity.WARNING),
@@ -37,7 +38,7 @@ CATALOGUE = {
 }
 
 # Rules whose RULES.md default is `preview`: they run only when selected.
-PREVIEW = {"TAP106"}
+PREVIEW = {"TAP106", "TAP107"}
 
 RULES = list(all_rules())
 

@@ -1,6 +1,8 @@
 """Every multi-file project under fixtures/projects/ matches its `# expect:` markers both ways
 when checked as a whole from its root, and each of its files checked alone (as pre-commit
-and editors check them) reports what the whole run reports for it."""
+and editors check them) reports what the whole run reports for it. A project is checked with
+the default rules and the preview rules its markers expect; an `ok_` look-alike with every
+rule on, preview included."""
 
 from __future__ import annotations
 
@@ -10,16 +12,25 @@ from pathlib import Path
 import pytest
 
 from tapelint.config import Settings
+from tapelint.registry import all_rules
 from tapelint.runner import Options, run
 from tests.fixture_markers import FIXTURES, expected, expected_in_notebook
 
 PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if p.is_dir())
+PREVIEW = frozenset(rule.code for rule in all_rules() if rule.preview)
+
+
+def _settings(root: Path) -> Settings:
+    if root.name.startswith("ok_"):
+        return Settings(root=root, preview=True)
+    expected = {code for _, _, _, code in _markers(root)}
+    return Settings(root=root, extend_select=tuple(sorted(expected & PREVIEW)))
 
 
 def _check(root: Path, *paths: str) -> set[tuple[str, int | None, int, str]]:
     """(path, cell, line, code) of each diagnostic, checking `paths` from `root`."""
     os.chdir(root)
-    report = run(paths, Settings(root=root), Options())
+    report = run(paths, _settings(root), Options())
     assert report.errors == []
     return {(d.path, d.cell, d.start.line, d.code) for d in report.diagnostics}
 
