@@ -16,7 +16,8 @@ too. Each of those keeps it quiet, and so does:
   name may be read by its spelling);
 - a tape at a module's (or a notebook's) top level whose name any function or class of
   the file's whole text reads: functions that mention no trigger are cut out before the
-  parse, and one of them may ask it;
+  parse, and one of them may ask it; and one in a notebook with a Python cell that was
+  left out for not parsing (`UNREAD_CELL`), which may ask it;
 - code left for a student to write (`# YOUR CODE HERE`, `### START CODE HERE ###`) in the
   tape's function, or anywhere in the file for a top-level tape: the gradient call is
   the exercise;
@@ -39,6 +40,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.file_model.model import (
+    UNREAD_CELL,
     CallSite,
     FileModel,
     TapeInstance,
@@ -133,7 +135,7 @@ def _name_may_be_read_elsewhere(model: FileModel, tape: TapeInstance) -> bool:
     scope = tape.scope
     if scope.is_module:
         text = model.source_text
-        if any(asks_for_code(line) for line in text.splitlines()):
+        if UNREAD_CELL in text or any(asks_for_code(line) for line in text.splitlines()):
             return True
         tree = model.text_tree()
         return tree is None or _read_in_definitions(tree, tape.name)
