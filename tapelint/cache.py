@@ -61,8 +61,9 @@ from tapelint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position,
 from tapelint.engine import FileAnalysis
 from tapelint.registry import rule_by_code_or_name
 
-# Bump when the entry format changes (6: summaries hold `transforms` and `classes`).
-FORMAT = 6
+# Bump when the entry format changes (6: summaries hold `transforms` and `classes`; 7: what a
+# builder builds says which part adds regularization losses, `Built.regularized`).
+FORMAT = 7
 
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
