@@ -18,7 +18,8 @@ Checked in Keras 3.15 (`model.losses` of each, built and called):
   regularizer=...)` with a certain regularizer, or whose `__init__`/`build` creates a
   regularized part its `call` uses (`forward_pass`);
 - a model or layer the module calls `.add_loss(...)` on (`model.add_loss(...)` after a
-  functional model is built);
+  functional model is built), when every binding of the name asked about reaches such a
+  call (a model bound to the same name later, in a notebook's next example, is another);
 - what a function of another module builds, as its summary says (`Built.regularized`,
   computed there with this same search).
 
@@ -36,7 +37,7 @@ import re
 import libcst as cst
 
 from tapelint.analysis.file_model.expressions import argument_value, is_none
-from tapelint.analysis.file_model.model import DefKind
+from tapelint.analysis.file_model.model import Def, DefKind
 from tapelint.analysis.keras.keras_composition import CompositionSearch, calls_in, is_zero
 from tapelint.analysis.keras.keras_objects import KerasObjects, Origin
 
@@ -62,14 +63,32 @@ class RegularizationLosses(CompositionSearch):
 
     def __init__(self, keras: KerasObjects) -> None:
         super().__init__(keras)
-        self._added_to: frozenset[str] | None = None
+        self._added_to: frozenset[Def] | None = None
 
     def of_seen(self, expr: cst.BaseExpression, seen: set[cst.CSTNode]) -> str | None:
-        if self._added_to is None:
-            self._added_to = _names_added_to(self.model.text_tree())
-        if isinstance(expr, cst.Name) and expr.value in self._added_to:
-            return f"`{expr.value}.{ADDED_LOSS}(...)`"
+        if isinstance(expr, cst.Name):
+            if self._added_to is None:
+                self._added_to = self._bindings_added_to()
+            defs = self.keras.defs_of(expr)
+            if defs and all(d in self._added_to for d in defs):
+                return f"`{expr.value}.{ADDED_LOSS}(...)`"
         return super().of_seen(expr, seen)
+
+    def _bindings_added_to(self) -> frozenset[Def]:
+        """The bindings of the names the module calls `.add_loss(...)` on, as they reach
+        each such call: `model.add_loss(...)` adds to that `model`, not to another model
+        bound to the name later (a notebook's next example)."""
+        found: set[Def] = set()
+        for site in self.model.calls:
+            func = site.node.func
+            if (
+                isinstance(func, cst.Attribute)
+                and func.attr.value == ADDED_LOSS
+                and isinstance(func.value, cst.Name)
+                and func.value.value != "self"
+            ):
+                found |= self.model.defs_of(func.value)
+        return frozenset(found)
 
     def built_in_layer(self, name: str, call: cst.Call) -> str | None:
         if name == "ActivityRegularization":
@@ -150,19 +169,3 @@ def _on_self(call: ast.Call, method: str) -> bool:
         and isinstance(func.value, ast.Name)
         and func.value.id == "self"
     )
-
-
-def _names_added_to(tree: ast.Module | None) -> frozenset[str]:
-    """Names the module calls `.add_loss(...)` on (`model.add_loss(...)`), outside classes
-    (a class's own `self.add_loss` is its `class_answer`)."""
-    found = set()
-    for node in ast.walk(tree) if tree is not None else ():
-        if (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == ADDED_LOSS
-            and isinstance(node.func.value, ast.Name)
-            and node.func.value.id != "self"
-        ):
-            found.add(node.func.value.id)
-    return frozenset(found)

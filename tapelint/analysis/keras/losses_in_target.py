@@ -42,6 +42,7 @@ the file pass their operands' answers on.
 
 from __future__ import annotations
 
+import builtins
 import re
 from dataclasses import dataclass
 
@@ -207,14 +208,14 @@ class _Target:
 
     def _attribute(self, node: cst.Attribute, additive: bool) -> bool:
         attribute = node.attr.value
-        if attribute == "losses" or attribute in _WEIGHT_ATTRIBUTES:
+        if _reads_losses_here(self.model, node) or attribute in _WEIGHT_ATTRIBUTES:
             return True
         if _PENALTY_WORDS.search(attribute):
             return True
         return additive  # a value computed where this module does not show
 
     def _call(self, call: cst.Call) -> bool:
-        if _reads_losses(call):
+        if _reads_losses(self.model, call):
             return True
         func = call.func
         if self.keras.origins(func) is not None:
@@ -242,7 +243,11 @@ class _Target:
             return True
         defs = self.model.defs_of(func)
         if not defs:
-            return func.value not in _BUILTIN_PASS_THROUGH or self._arguments(call)
+            if func.value in _BUILTIN_PASS_THROUGH:
+                return self._arguments(call)
+            if hasattr(builtins, func.value):
+                return False  # `len(batch)`: a new value
+            return self._hands_model(call) or self._arguments(call)  # a star import
         if all(
             d.kind is DefKind.ASSIGN and d.value is not None and self._is_loss_object(d.value)
             for d in defs
@@ -294,7 +299,7 @@ class _Target:
         while pending:
             current = pending.pop()
             if isinstance(current, cst.Attribute) and (
-                current.attr.value == "losses"
+                _reads_losses_here(self.model, current)
                 or current.attr.value in _WEIGHT_ATTRIBUTES
                 or _PENALTY_WORDS.search(current.attr.value)
             ):
@@ -317,16 +322,21 @@ class _Target:
         return False
 
 
-def _reads_losses(node: cst.CSTNode) -> bool:
+def _reads_losses(model: FileModel, node: cst.CSTNode) -> bool:
     """Whether `node`'s own code reads an attribute named `losses` (names not followed)."""
     pending = [node]
     while pending:
         current = pending.pop()
-        if isinstance(current, cst.Attribute) and current.attr.value == "losses":
+        if isinstance(current, cst.Attribute) and _reads_losses_here(model, current):
             return True
         if not isinstance(current, cst.Lambda):
             pending.extend(current.children)
     return False
+
+
+def _reads_losses_here(model: FileModel, node: cst.Attribute) -> bool:
+    """`x.losses` of an object, not the module `keras.losses` (`tf.keras.losses.mse`)."""
+    return node.attr.value == "losses" and model.imports.qualify(node) is None
 
 
 def _reduction(call: cst.Call) -> bool:

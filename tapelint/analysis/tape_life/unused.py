@@ -18,9 +18,10 @@ too. Each of those keeps it quiet, and so does:
   the file's whole text reads: functions that mention no trigger are cut out before the
   parse, and one of them may ask it; and one in a notebook with a Python cell that was
   left out for not parsing (`UNREAD_CELL`), which may ask it;
-- code left for a student to write (`# YOUR CODE HERE`, `### START CODE HERE ###`) in the
-  tape's function, or anywhere in the file for a top-level tape: the gradient call is
-  the exercise;
+- code left to write (`# YOUR CODE HERE`, `### START CODE HERE ###`, a `TODO`, the
+  tape's gradient call in a comment or a string: `# grads = tape.gradient(...)`) in the
+  tape's function, or anywhere in the file for a top-level tape: the gradient call is an
+  exercise, or work in progress;
 - a block with `yield` in it (a generator runs its caller's code under the tape);
 - a block that records nothing: no call but printing, logging, builtins, NumPy and
   TensorFlow's constants and metadata (`tf.shape`, `tf.zeros`), or a tape that watches
@@ -35,6 +36,7 @@ holds meanwhile.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -49,6 +51,7 @@ from tapelint.analysis.file_model.model import (
 )
 from tapelint.analysis.project_model.names import is_numpy
 from tapelint.exercise_cells import asks_for_code
+from tapelint.source import Literals
 
 # How a tape is read without being asked for anything (`Use.tape_role`).
 _FOLLOWED_ROLES = frozenset({"with", "watch", "stop_recording", "reset", "del"})
@@ -91,6 +94,7 @@ _PYTHON_BUILTINS = frozenset(
         "sorted",
     }
 )
+_TODO = re.compile(r"\bTODO\b")
 _LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical"})
 
 
@@ -135,17 +139,30 @@ def _name_may_be_read_elsewhere(model: FileModel, tape: TapeInstance) -> bool:
     scope = tape.scope
     if scope.is_module:
         text = model.source_text
-        if UNREAD_CELL in text or any(asks_for_code(line) for line in text.splitlines()):
+        if UNREAD_CELL in text or _left_to_write(text, tape.name):
             return True
         tree = model.text_tree()
         return tree is None or _read_in_definitions(tree, tape.name)
     function = scope.node
     assert isinstance(function, cst.FunctionDef)
-    if any(asks_for_code(line) for line in model.module.code_for_node(function).splitlines()):
+    if _left_to_write(model.module.code_for_node(function), tape.name):
         return True
     if tape.name is not None and _declared_outside(function, tape.name):
         return True
     return any(_introspects(model, site) for site in model.calls if site.scope is scope)
+
+
+def _left_to_write(text: str, name: str | None) -> bool:
+    """Whether code is left to write where the tape is: a line that asks for code, a
+    `TODO`, or the tape's gradient call in a comment or a string (`# grads =
+    tape.gradient(...)`, an exercise's hint)."""
+    if _TODO.search(text) or any(asks_for_code(line) for line in text.splitlines()):
+        return True
+    if name is None:
+        return False
+    mentions = re.compile(rf"\b{re.escape(name)}\s*\.\s*\w*(?:gradient|jacobian)")
+    literals = Literals(text)
+    return any(literals.contains(found.start()) for found in mentions.finditer(text))
 
 
 def _read_in_definitions(tree: ast.Module, name: str | None) -> bool:
