@@ -30,6 +30,7 @@ CATALOGUE = {
     "TAP301": ("numpy-in-differentiable-path", Severity.ERROR),
     "TAP302": ("non-differentiable-op-in-path", Severity.ERROR),
     "TAP303": ("missing-training-flag", Severity.WARNING),
+    "TAP304": ("regularization-losses-ignored", Severity.WARNING),
     "TAP401": ("unfiltered-apply-gradients", Severity.WARNING),
     "TAP402": ("gradient-variable-mismatch", Severity.ERROR),
     "TAP403": ("none-unsafe-gradient-transform", Severity.ERROR),
@@ -38,7 +39,7 @@ CATALOGUE = {
 }
 
 # Rules whose RULES.md default is `preview`: they run only when selected.
-PREVIEW = {"TAP106", "TAP107"}
+PREVIEW = {"TAP106", "TAP107", "TAP304"}
 
 RULES = list(all_rules())
 
