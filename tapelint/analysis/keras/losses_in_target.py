@@ -3,7 +3,9 @@ differentiate a target that never adds them? (TAP304)
 
 `fit` adds `model.losses` (the weights' regularizers, activity regularizers, `add_loss`) to
 the loss; a hand-written step must add them itself. A `tape.gradient` call is reported when
-one of the models whose variables it differentiates (`trained`) certainly has such losses
+one of the models whose whole variable list it differentiates (`trained`; a slice such as
+`model.trainable_variables[-2:]` trains a head, whose penalties may be none of them)
+certainly has such losses
 (`keras_regularization`), and its target certainly does not depend on them: the target is
 followed back through the names it is computed from, in the tape's function and in the
 module's top level (a notebook's earlier cells), and every value on the way is one whose
@@ -29,6 +31,10 @@ What may add them, and keeps the call quiet:
   calls another such function), and of any function handed the trained model;
 - a value this module does not see computed in an additive position (an attribute such as
   `self.aux_loss` added to the loss, a name with no definition).
+
+Nothing is reported in a module that freezes a part (`base.trainable = False`, also
+through `model.layers[i]`): Keras adds the penalties of trainable weights only, and which
+regularized weights are still trainable is not followed.
 
 Values known not to add them: a call of the trained model itself (`model(x)`: its outputs
 are not its losses); a Keras loss (`keras.losses.*`, or a name bound to one); a TensorFlow
@@ -95,6 +101,9 @@ _PASS_THROUGH = frozenset(
 # Python builtins through which a term stays a term.
 _BUILTIN_PASS_THROUGH = frozenset({"sum", "float", "abs", "max", "min", "list", "tuple"})
 _LOSS_MODULES = ("keras.losses.",)
+# `part.trainable = False` (not a constructor's `trainable=False`, which the composition
+# search reads per layer).
+_FREEZES = re.compile(r"\.trainable\s*=\s*False")
 _FACTOR_OPERATORS = (cst.Multiply, cst.Divide, cst.FloorDivide, cst.Power, cst.MatrixMultiply)
 
 
@@ -110,6 +119,8 @@ def ignored_regularization(model: FileModel) -> list[IgnoredLosses]:
     """The gradient calls that train a model with regularization losses, with a target that
     certainly never adds them (see the module's doc)."""
     found: list[IgnoredLosses] = []
+    if _FREEZES.search(model.source_text):
+        return found  # Keras adds the penalties of trainable weights only: which are frozen?
     keras: KerasObjects | None = None
     search: RegularizationLosses | None = None
     for call in model.gradient_calls:
@@ -118,7 +129,7 @@ def ignored_regularization(model: FileModel) -> list[IgnoredLosses]:
             continue
         keras = keras or KerasObjects(model)
         search = search or RegularizationLosses(keras)
-        owners = trained_by_call(model, keras, call)
+        owners = trained_by_call(model, keras, call, whole_lists=True)
         regularized = [(name, search.of(expr)) for name, expr in owners.items()]
         parts = [(name, part) for name, part in regularized if part]
         if not parts:

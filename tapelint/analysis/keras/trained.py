@@ -31,40 +31,52 @@ def trained_by_tape(model: FileModel, keras: KerasObjects, tape: TapeInstance) -
     return owners
 
 
-def trained_by_call(model: FileModel, keras: KerasObjects, call: TapeCall) -> Owners:
-    """The models and layers whose variables one gradient call differentiates."""
+def trained_by_call(
+    model: FileModel, keras: KerasObjects, call: TapeCall, *, whole_lists: bool = False
+) -> Owners:
+    """The models and layers whose variables one gradient call differentiates. With
+    `whole_lists`, only those whose whole variable list is among the sources: a slice
+    (`model.trainable_variables[-2:]`, a head) trains some of them, not known which."""
     sources = source_argument(call)
-    return _variable_owners(model, keras, sources, set()) if sources is not None else {}
+    if sources is None:
+        return {}
+    return _variable_owners(model, keras, sources, set(), whole_lists)
 
 
 def _variable_owners(
-    model: FileModel, keras: KerasObjects, expr: cst.BaseExpression, seen: set[int]
+    model: FileModel,
+    keras: KerasObjects,
+    expr: cst.BaseExpression,
+    seen: set[int],
+    whole_lists: bool = False,
 ) -> Owners:
     if id(expr) in seen:
         return {}
     seen.add(id(expr))
+    if whole_lists and isinstance(expr, cst.Subscript):
+        return {}
     if isinstance(expr, cst.BinaryOperation):
-        return _variable_owners(model, keras, expr.left, seen) | _variable_owners(
-            model, keras, expr.right, seen
+        return _variable_owners(model, keras, expr.left, seen, whole_lists) | _variable_owners(
+            model, keras, expr.right, seen, whole_lists
         )
     if isinstance(expr, (cst.List, cst.Tuple)):
         found: Owners = {}
         for element in expr.elements:
-            found |= _variable_owners(model, keras, element.value, seen)
+            found |= _variable_owners(model, keras, element.value, seen, whole_lists)
         return found
     if isinstance(expr, cst.Subscript):
-        return _variable_owners(model, keras, expr.value, seen)
+        return _variable_owners(model, keras, expr.value, seen, whole_lists)
     if isinstance(expr, cst.Call):
         func = expr.func
         builtin = isinstance(func, cst.Name) and not model.defs_of(func)
         if builtin and func.value in ("list", "tuple") and len(expr.args) == 1:
-            return _variable_owners(model, keras, expr.args[0].value, seen)
+            return _variable_owners(model, keras, expr.args[0].value, seen, whole_lists)
         return {}
     if isinstance(expr, cst.Attribute):
         owner = dotted_name(expr.value)
         if expr.attr.value in VARIABLE_LISTS:
             return {owner: expr.value} if owner is not None else {}
-        aliased = _attribute_alias_owners(model, keras, expr, seen)
+        aliased = _attribute_alias_owners(model, keras, expr, seen, whole_lists)
         if aliased:
             return aliased
         return {owner: expr.value} if owner is not None else {}
@@ -73,13 +85,13 @@ def _variable_owners(
         for d in model.defs_of(expr):
             value = d.bound_value()
             if value is not None:
-                found |= _variable_owners(model, keras, value, seen)
+                found |= _variable_owners(model, keras, value, seen, whole_lists)
         return found
     return {}
 
 
 def _attribute_alias_owners(
-    model: FileModel, keras: KerasObjects, expr: cst.Attribute, seen: set[int]
+    model: FileModel, keras: KerasObjects, expr: cst.Attribute, seen: set[int], whole_lists: bool
 ) -> Owners:
     """The owners of `self.<name>` when every value the class assigns to it lists the
     variables of something (empty when one does not, or when it is not such an attribute)."""
@@ -89,7 +101,7 @@ def _attribute_alias_owners(
     owners: Owners = {}
     for value in values:
         assert value is not None
-        found = _variable_owners(model, keras, value, seen)
+        found = _variable_owners(model, keras, value, seen, whole_lists)
         if not found:
             return {}
         owners |= found
