@@ -123,7 +123,8 @@ class RegularizationLosses(CompositionSearch):
             return None
         function = (origin.keras_class or "").rsplit(".", 1)[-1]
         kind = "model" if origin.is_model else "layer"
-        return f"{made.regularized} in the {kind} `{function}` returns"
+        part = made.regularized if "`" in made.regularized else f"`{made.regularized}`"
+        return f"{part} (in the {kind} `{function}` returns)"
 
     def is_regularizer(self, expr: cst.BaseExpression, seen: set[cst.CSTNode]) -> bool:
         """Whether `expr` certainly gives a regularizer with a nonzero factor."""
