@@ -198,3 +198,26 @@ def test_a_model_whose_losses_come_from_add_loss_only_allows_one_term():
     two = one.replace("))\n    return", ")) + tf.reduce_mean(x)\n    return")
     assert [f.owner for f in ignored_regularization(model_of(HEADER + setup + one))] == ["vae"]
     assert ignored_regularization(model_of(HEADER + setup + two)) == []
+
+
+def test_a_loss_function_passed_in_is_followed_to_what_every_call_passes():
+    """In a script (or notebook), a function only the file calls: every call passes the
+    file's `mse`, which cannot add the losses; a closure that reads them keeps it quiet."""
+    train = (
+        "def train(loss_fn, x, y):\n    with tf.GradientTape() as tape:\n"
+        "        loss = loss_fn(y, model(x, training=True))\n"
+        "    return tape.gradient(loss, model.trainable_variables)\n"
+    )
+    setup = (
+        "model = keras.Sequential([layers.Dense(3, kernel_regularizer='l2')])\n"
+        "def mse(y, p):\n    return tf.reduce_mean(tf.square(y - p))\n"
+    )
+    script = "if __name__ == '__main__':\n    train(mse, 1, 2)\n"
+    found = ignored_regularization(model_of(HEADER + setup + train + script))
+    assert [f.owner for f in found] == ["model"]
+    closure = script.replace(
+        "train(mse, 1, 2)", "train(lambda y, p: mse(y, p) + sum(model.losses), 1, 2)"
+    )
+    assert ignored_regularization(model_of(HEADER + setup + train + closure)) == []
+    library = HEADER + setup + train  # a library's public function: any caller may pass anything
+    assert ignored_regularization(model_of(library + "train(mse, 1, 2)\n")) == []

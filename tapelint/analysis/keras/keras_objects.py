@@ -226,14 +226,17 @@ class KerasObjects:
         function = d.stmt
         if d.name == "self" or not isinstance(function, cst.FunctionDef):
             return None
-        if not self._only_called_here(function):
+        if not self.only_called_here(function):
             return None
         passed = arguments_passed(self.model, d)
         if not passed:
             return None
         return _combined(self.origins(value) if value is not None else None for value in passed)
 
-    def _only_called_here(self, function: cst.FunctionDef) -> bool:
+    def only_called_here(self, function: cst.FunctionDef) -> bool:
+        """A function only this file can call: one of a notebook or a script, or a nested
+        or private one (a public function of a library module may be called from
+        elsewhere with anything)."""
         if self.model.is_notebook or _is_script(self.model.module):
             return True
         name = local_name(self.model, function) or ""

@@ -26,9 +26,11 @@ What may add them, and keeps the call quiet:
   its deprecated `compiled_loss`, whatever `regularization_losses=` says; Keras 2's
   `compute_loss` adds them, its `compiled_loss` only when given `regularization_losses=`:
   both are left quiet; `trainer.loss(x)`, whose object may hold the model);
-- a call of a function passed in as a parameter (a closure may add them), of a function of
-  the file whose code reads `losses`, variables, `self` or the trained model by name (or
-  calls another such function), and of any function handed the trained model;
+- a call of a function passed in as a parameter (a closure may add them), unless every
+  call of a function only this file calls passes one that cannot (a notebook's `train(loss,
+  model, ...)` handed its own `loss`); of a function of the file whose code reads
+  `losses`, variables, `self` or the trained model by name (or calls another such
+  function); and of any function handed the trained model;
 - a value this module does not see computed in an additive position (an attribute such as
   `self.aux_loss` added to the loss, a name with no definition).
 
@@ -54,8 +56,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tapelint.analysis.calls.callees import arguments_passed
 from tapelint.analysis.file_model.expressions import argument_value
-from tapelint.analysis.file_model.model import DefKind, FileModel, TapeCall
+from tapelint.analysis.file_model.model import Def, DefKind, FileModel, TapeCall
 from tapelint.analysis.keras.keras_objects import VARIABLE_LISTS, KerasObjects
 from tapelint.analysis.keras.keras_regularization import ADDED_LOSS, RegularizationLosses
 from tapelint.analysis.keras.trained import Owners, trained_by_call
@@ -264,14 +267,44 @@ class _Target:
             for d in defs
         ):
             return False  # a Keras loss of its arguments
-        for d in defs:
+        if self._callable_may_add(func, set()):
+            return True
+        return self._hands_model(call) or self._arguments(call)
+
+    def _callable_may_add(self, name: cst.Name, seen: set[cst.CSTNode]) -> bool:
+        """Whether a function `name` may hold could add the losses itself: a function of
+        the file whose code may (`_code_may_add`), a lambda, any value but a Keras loss; a
+        parameter, unless the function is one only this file calls and every call passes a
+        function that cannot (`train(loss, model, ...)` handed the notebook's `loss`)."""
+        if name in seen:
+            return False
+        seen.add(name)
+        for d in self.model.defs_of(name):
             function = d.stmt if d.kind is DefKind.DEFINITION else None
             if isinstance(function, cst.FunctionDef):
                 if self._function_may_add(function, set()):
                     return True
+            elif d.kind is DefKind.ASSIGN and d.value is not None:
+                if not self._is_loss_object(d.value):
+                    return True
+            elif d.kind is DefKind.PARAM:
+                if self._passed_may_add(d, seen):
+                    return True
             elif d.kind is not DefKind.IMPORT:
-                return True  # a parameter or any other value: a closure may add them
-        return self._hands_model(call) or self._arguments(call)
+                return True
+        return False
+
+    def _passed_may_add(self, d: Def, seen: set[cst.CSTNode]) -> bool:
+        function = d.stmt
+        if not isinstance(function, cst.FunctionDef) or not self.keras.only_called_here(function):
+            return True
+        passed = arguments_passed(self.model, d)
+        if not passed:
+            return True
+        return any(
+            not isinstance(value, cst.Name) or self._callable_may_add(value, seen)
+            for value in passed
+        )
 
     def _arguments(self, call: cst.Call) -> bool:
         if self.one_term and len(call.args) > 1 and not _reduction(call):
