@@ -165,6 +165,7 @@ def _ignored(body: str, setup: str = "") -> list[str]:
         ("        loss = helper(model, y, out)\n", []),
         ("        loss = trainer.loss(y, out)\n", []),
         ("        loss = ce(y, out) + self_aux.value\n", []),
+        ("        loss = ce(y, out) + tf.add_n(getattr(model, 'losses'))\n", []),
     ],
 )
 def test_targets(body, expected):

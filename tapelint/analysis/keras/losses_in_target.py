@@ -103,6 +103,8 @@ _PASS_THROUGH = frozenset(
 )
 # Python builtins through which a term stays a term.
 _BUILTIN_PASS_THROUGH = frozenset({"sum", "float", "abs", "max", "min", "list", "tuple"})
+# Builtins that read an attribute or a name by its spelling.
+_INTROSPECTION = frozenset({"getattr", "vars", "eval", "exec", "globals", "locals"})
 _LOSS_MODULES = ("keras.losses.",)
 # `part.trainable = False` (not a constructor's `trainable=False`, which the composition
 # search reads per layer).
@@ -259,6 +261,8 @@ class _Target:
         if not defs:
             if func.value in _BUILTIN_PASS_THROUGH:
                 return self._arguments(call)
+            if func.value in _INTROSPECTION:
+                return True  # `getattr(model, "losses")`
             if hasattr(builtins, func.value):
                 return False  # `len(batch)`: a new value
             return self._hands_model(call) or self._arguments(call)  # a star import
