@@ -124,8 +124,6 @@ def ignored_regularization(model: FileModel) -> list[IgnoredLosses]:
     """The gradient calls that train a model with regularization losses, with a target that
     certainly never adds them (see the module's doc)."""
     found: list[IgnoredLosses] = []
-    if _FREEZES.search(model.source_text):
-        return found  # Keras adds the penalties of trainable weights only: which are frozen?
     keras: KerasObjects | None = None
     search: RegularizationLosses | None = None
     for call in model.gradient_calls:
@@ -137,8 +135,8 @@ def ignored_regularization(model: FileModel) -> list[IgnoredLosses]:
         owners = trained_by_call(model, keras, call, whole_lists=True)
         regularized = [(name, search.of(expr)) for name, expr in owners.items()]
         parts = [(name, part) for name, part in regularized if part]
-        if not parts:
-            continue
+        if not parts or _FREEZES.search(model.source_text):
+            continue  # Keras adds the penalties of trainable weights only: which are frozen?
         only_added = all(ADDED_LOSS in part for _, part in parts)
         if _Target(model, keras, owners, only_added).may_add_losses(target):
             continue
