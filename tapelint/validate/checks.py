@@ -196,7 +196,9 @@ def _unused_tape(site: Site, obs: Observations) -> Verdict:
     ends = [obs.tape_ends[(t.pid, t["tape"])] for t in eager if (t.pid, t["tape"]) in obs.tape_ends]
     if not ends:
         return Verdict.inconclusive("no tape from here ended before the program did")
-    ops = max(end["ops"] or 0 for end in ends)
+    if any(end["ops"] is None for end in ends):
+        return Verdict.inconclusive("the tape served no call; its operations were not counted")
+    ops = max(end["ops"] for end in ends)
     served = "the tape served no call" if len(ends) == 1 else f"{len(ends)} tapes served no call"
     if not ops:
         return Verdict.refuted(f"{served}, but recorded no operation")

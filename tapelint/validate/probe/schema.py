@@ -27,7 +27,7 @@ Kinds and their own fields:
 - `tape-end`: `tape`, `calls` (gradient/jacobian calls it served), `alive` (still
   referenced when the next tape from the same place was created, or when the program
   ended), `traced`, `ops` (the operations it recorded; counted only when TAP107 is
-  validated, else 0). Emitted for persistent tapes, and, when TAP107 is validated, for
+  validated, else null). Emitted for persistent tapes, and, when TAP107 is validated, for
   non-persistent ones that served no call.
 - `release`: a persistent tape was released (or, `at_end`, was still alive when the program
   ended): `tape`, `seconds` and `steps` (optimizer steps) since its last gradient call (or

@@ -94,7 +94,7 @@ class _TapeInfo:
         self.persistent = persistent
         self.traced = traced
         self.calls = 0
-        self.ops = 0  # operations it recorded (counted only when TAP107 is validated)
+        self.ops: int | None = 0  # operations it recorded (None: not counted)
         self.losses_read = 0
         self.added_losses = 0
         self.ended = False
@@ -198,6 +198,8 @@ def install(
             if held.pending:
                 held.measure_pending()
             info = _TapeInfo(recorder.serial(), bool(self._persistent), not eager())
+            if not count_ops:
+                info.ops = None  # not counted: TAP107 is not being validated
             self._tapelint = info
             at = user_frames(caller(1), limit=1)
             emit(
