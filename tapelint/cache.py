@@ -61,9 +61,10 @@ from tapelint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position,
 from tapelint.engine import FileAnalysis
 from tapelint.registry import rule_by_code_or_name
 
-# Bump when the entry format changes (7: summaries hold `transforms`, `classes` and
-# `hands_back`).
-FORMAT = 7
+# Bump when the entry format changes (6: summaries hold `transforms` and `classes`; 7: and
+# `hands_back`; 8: what a builder builds says which part adds regularization losses,
+# `Built.regularized`).
+FORMAT = 8
 
 _CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"

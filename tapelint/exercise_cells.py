@@ -45,9 +45,7 @@ def is_exercise_blank(lines: Sequence[str], problem: SyntaxProblem) -> bool:
     """Whether a cell of these lines, which failed to parse with `problem` (its line in the
     cell), is an exercise left blank on purpose (see the module's doc)."""
     if any(
-        _BLANK_ASSIGNMENT.match(line)
-        or _ASKS_FOR_CODE.search(line)
-        or _ANGLE_PLACEHOLDER.search(line)
+        _BLANK_ASSIGNMENT.match(line) or asks_for_code(line) or _ANGLE_PLACEHOLDER.search(line)
         for line in lines
     ):
         return True
@@ -55,6 +53,13 @@ def is_exercise_blank(lines: Sequence[str], problem: SyntaxProblem) -> bool:
     before = [line for line in lines[: max(stopped, 0)] if line.strip()]
     near = [*lines[stopped : stopped + 1], *before[-1:], *_comments_above(before)]
     return any(_TODO.search(line) for line in near)
+
+
+def asks_for_code(line: str) -> bool:
+    """Whether a line asks the student for code (`# YOUR CODE HERE`, `### START CODE HERE
+    ###`, `insert code`): also in code that parses, where what the student has still to
+    write is missing (TAP107: a tape whose gradient call is the exercise)."""
+    return _ASKS_FOR_CODE.search(line) is not None
 
 
 def _comments_above(before: Sequence[str]) -> list[str]:

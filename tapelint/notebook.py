@@ -67,6 +67,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from tapelint.analysis.file_model.model import UNREAD_CELL
 from tapelint.cell_files import FileUse, NotebookFiles, file_uses, mentions_files
 from tapelint.cell_language import is_declared_foreign, looks_like_r
 from tapelint.cell_magics import registered
@@ -186,6 +187,8 @@ def read_notebook(data: bytes) -> NotebookProgram | None:
             if not (python2 or looks_like_r(originals) or is_exercise_blank(originals, code)):
                 problems.append((number, code))
             code = _imports_of(originals) if python2 else _left_out(originals)
+            if not looks_like_r(originals):
+                code = _marked_unread(code)
         uses = file_uses(originals, code)
         code_cells.append(
             CodeCell(number, source, tuple(originals), code, code.python, magics, uses)
@@ -196,6 +199,17 @@ def read_notebook(data: bytes) -> NotebookProgram | None:
         origins.extend((number, line) for line in range(1, len(code.lines) + 2))
     text = "".join(f"{line}\n" for line in lines)
     return NotebookProgram(text, tuple(origins), tuple(code_cells), tuple(problems), document)
+
+
+def _marked_unread(code: CellCode) -> CellCode:
+    """A Python cell left out because it does not parse, with its first blank line saying so
+    (`UNREAD_CELL`): what it does with the names of other cells is not known (a gradient
+    call there asks a tape an earlier cell recorded)."""
+    lines = list(code.lines)
+    if "" not in lines:
+        return code
+    lines[lines.index("")] = UNREAD_CELL
+    return dataclasses.replace(code, lines=tuple(lines))
 
 
 def _left_out(originals: list[str]) -> CellCode:

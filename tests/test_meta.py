@@ -22,6 +22,7 @@ CATALOGUE = {
     "TAP104": ("gradient-inside-tape", Severity.WARNING),
     "TAP105": ("non-persistent-tape-reused", Severity.ERROR),
     "TAP106": ("unrelated-work-in-tape", Severity.WARNING),
+    "TAP107": ("unused-tape", Severity.WARNING),
     "TAP201": ("unwatched-source", Severity.ERROR),
     "TAP202": ("watch-accessed-variables-off", Severity.ERROR),
     "TAP203": ("gradient-wrt-all-variables", Severity.WARNING),
@@ -29,6 +30,7 @@ CATALOGUE = {
     "TAP301": ("numpy-in-differentiable-path", Severity.ERROR),
     "TAP302": ("non-differentiable-op-in-path", Severity.ERROR),
     "TAP303": ("missing-training-flag", Severity.WARNING),
+    "TAP304": ("regularization-losses-ignored", Severity.WARNING),
     "TAP401": ("unfiltered-apply-gradients", Severity.WARNING),
     "TAP402": ("gradient-variable-mismatch", Severity.ERROR),
     "TAP403": ("none-unsafe-gradient-transform", Severity.ERROR),
@@ -39,7 +41,7 @@ CATALOGUE = {
 }
 
 # Rules whose RULES.md default is `preview`: they run only when selected.
-PREVIEW = {"TAP106", "TAP404", "TAP503"}
+PREVIEW = {"TAP106", "TAP107", "TAP304", "TAP404", "TAP503"}
 
 RULES = list(all_rules())
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tapelint.analysis.file_model.model import UNREAD_CELL
 from tapelint.cli import cli
 from tapelint.diagnostics import Applicability, Edit, Fix, Position
 from tapelint.engine import Linter
@@ -117,6 +118,16 @@ def test_a_cell_that_does_not_parse_is_tap001_there_and_the_rest_is_checked() ->
     )
     found = {(d.code, d.cell, d.start.line) for d in check_notebook(LINTER, data, "nb.ipynb")}
     assert found == {("TAP001", 2, 1), ("TAP101", 3, 5)}
+
+
+def test_a_python_cell_left_out_for_not_parsing_is_marked_unread() -> None:
+    """What such a cell does with the other cells' names is not known (it may ask a tape for
+    its gradients); a cell in another language or a shell cell cannot."""
+    blank = "grads = # YOUR CODE HERE\nopt.apply_gradients(zip(grads, variables))\n"
+    r_cell = "square <- function(x) { x * x }\nlibrary(ggplot2)\n"
+    program = read_notebook(notebook(("code", blank), ("code", r_cell), ("code", "%%bash\nls\n")))
+    assert program is not None
+    assert program.text.splitlines() == [UNREAD_CELL, "", END, "", "", END, "", "", END]
 
 
 def test_top_level_await_which_ipython_allows_is_not_a_syntax_error() -> None:

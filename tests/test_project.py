@@ -264,7 +264,7 @@ def test_renaming_knows_every_field_of_a_summary():
         "Spent": {"param", "site"},
         "Site": {"path", "line", "column", "label", "cell"},
         # What a builder returns holds no qualified name: nothing in it to rename.
-        "Built": {"is_model", "legacy", "in_variables", "in_weights"},
+        "Built": {"is_model", "legacy", "in_variables", "in_weights", "regularized"},
         "Transformed": {"param", "each", "site"},
         # Nor does a tape a function hands back: its part, persistence, calls and site.
         "HandedBack": {"part", "persistent", "asked", "toy", "site"},

@@ -126,3 +126,62 @@ def test_what_a_builder_builds_is_cached_and_follows_its_module(project: Path, t
     models.write_text(MODELS.replace("BatchNormalization()", "LayerNormalization()"))
     edited = Project(settings, cache=cache, cwd=project)
     assert ["regressor.variables" in m for _, _, m in _diagnostics(edited, train, TRAIN)] == [True]
+
+
+REGULARIZED = """\
+from tensorflow import keras
+
+
+def build_classifier():
+    return keras.Sequential([keras.layers.Dense(8, kernel_regularizer=keras.regularizers.l2(1e-4))])
+"""
+
+FIT = """\
+import tensorflow as tf
+
+from models import build_classifier
+
+classifier = build_classifier()
+loss_fn = tf.keras.losses.MeanSquaredError()
+
+
+def step(x, y):
+    with tf.GradientTape() as tape:
+        loss = loss_fn(y, classifier(x, training=True))
+    return tape.gradient(loss, classifier.trainable_variables)
+"""
+REGULARIZATION = Linter([r for r in all_rules() if r.code == "TAP304"])
+
+
+def _regularization(project: Project, path: str) -> list[str]:
+    module = project.module_of(path, FIT.encode())
+    analysis = REGULARIZATION.analyze_text(FIT, "train.py", context=ModuleContext(module.name))
+    view = project.recheck_view(path, module, analysis)
+    if view is not None:
+        context = project.context(module, view)
+        analysis = REGULARIZATION.analyze_text(FIT, "train.py", context=context)
+    return [d.message for d in analysis.diagnostics]
+
+
+def test_a_builder_says_which_part_adds_regularization_losses():
+    assert possible_builders(REGULARIZED.encode()) == {"build_classifier"}
+    summary = built_by(REGULARIZED, ModuleName("models"), "build_classifier")
+    assert summary is not None and summary.builds is not None
+    assert summary.builds.regularized == "Dense(kernel_regularizer=...)"
+    assert summary.builds.in_variables is None
+
+
+def test_what_a_builder_regularizes_is_cached_and_follows_its_module(
+    project: Path, tmp_path_factory
+):
+    settings = Settings(root=project)
+    cache = ResultCache.open(tmp_path_factory.mktemp("cache"), settings)
+    models = write(project, "models.py", REGULARIZED)
+    train = os.path.realpath(project / "train.py")
+    [message] = _regularization(Project(settings, cache=cache, cwd=project), train)
+    assert "`Dense(kernel_regularizer=...)` (in the model `build_classifier` returns)" in message
+    again = Project(settings, cache=cache, cwd=project)
+    assert len(_regularization(again, train)) == 1
+    assert again.loaded[0] == 0  # from the cache
+    models.write_text(REGULARIZED.replace("keras.regularizers.l2(1e-4)", "None"))
+    assert _regularization(Project(settings, cache=cache, cwd=project), train) == []

@@ -1,6 +1,8 @@
 """Every multi-file project under fixtures/projects/ matches its `# expect:` markers both ways
 when checked as a whole from its root, and each of its files checked alone (as pre-commit
-and editors check them) reports what the whole run reports for it."""
+and editors check them) reports what the whole run reports for it. A project is checked with
+the default rules and the preview rules its markers expect; an `ok_` look-alike with every
+rule on, preview included."""
 
 from __future__ import annotations
 
@@ -15,6 +17,18 @@ from tapelint.runner import Options, run
 from tests.fixture_markers import FIXTURES, expected, expected_in_notebook
 
 PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if p.is_dir())
+PREVIEW = frozenset(rule.code for rule in all_rules() if rule.preview)
+
+
+def _settings(root: Path) -> Settings:
+    """The project's own `[tool.tapelint]` if it has one, with the preview rules its markers
+    name; an `ok_` look-alike with every rule on (preview included)."""
+    config = root / "pyproject.toml"
+    settings = load_settings(config) if config.exists() else Settings(root=root)
+    named = {code for _, _, _, code in _markers(root)}
+    return settings.override(
+        extend_select=sorted(named & PREVIEW), preview=root.name.startswith("ok_")
+    )
 
 
 def _check(root: Path, *paths: str) -> set[tuple[str, int | None, int, str]]:
@@ -22,14 +36,7 @@ def _check(root: Path, *paths: str) -> set[tuple[str, int | None, int, str]]:
     project's own `[tool.tapelint]` if it has one, the preview rules its markers name, and
     for an `ok_` look-alike with every rule on (preview included), as for notebooks."""
     os.chdir(root)
-    config = root / "pyproject.toml"
-    settings = load_settings(config) if config.exists() else Settings(root=root)
-    named = {code for _, _, _, code in _markers(root)}
-    preview = {rule.code for rule in all_rules() if rule.preview}
-    settings = settings.override(
-        extend_select=sorted(named & preview), preview=root.name.startswith("ok_")
-    )
-    report = run(paths, settings, Options())
+    report = run(paths, _settings(root), Options())
     assert report.errors == []
     return {(d.path, d.cell, d.start.line, d.code) for d in report.diagnostics}
 

@@ -6,7 +6,8 @@ for the rules, so it has no summary; and in a module that has one, a builder tha
 there calls was cut out before the parse. So when a name another module asks about is a
 top-level function of such a module, and the module mentions Keras and a part with
 non-trainable state (`keras_state.may_show_state`: what TAP203 and TAP402 ask of a
-builder; a module that names none can show none), that function is parsed with what it
+builder) or a regularizer (`keras_regularization.may_show_regularization`: what TAP304
+asks; a module that names neither can show neither), that function is parsed with what it
 refers to (the slicer, with the function's name as its one trigger) and, when that code
 itself names such a part outside strings and comments, summarized for what it builds
 (`function_summaries.builder_summary`). Anything else about it stays unknown, as it was.
@@ -21,6 +22,7 @@ import re
 import libcst as cst
 
 from tapelint.analysis import build_model
+from tapelint.analysis.keras.keras_regularization import may_show_regularization
 from tapelint.analysis.keras.keras_state import may_show_state
 from tapelint.analysis.project_model.summaries import FunctionSummary
 from tapelint.analysis.summarising.function_summaries import builder_summary
@@ -34,15 +36,21 @@ def possible_builders(data: bytes) -> frozenset[str]:
     """The functions module text `data` may define as builders of Keras models worth a
     summary: each `def name(` at the start of a line (a top-level function), in code (not
     strings or comments) that names Keras and a part with non-trainable state (what TAP203
-    and TAP402 ask a builder about); none in any other. A superset, found without a parse
+    and TAP402 ask a builder about) or a regularizer (what TAP304 asks); none in any
+    other. A superset, found without a parse
     (a library module that names `tf.keras.layers.Dropout` only in its docs has none)."""
-    if b"keras" not in data or not may_show_state(data):
+    if b"keras" not in data or not _may_show_a_part(data):
         return frozenset()  # the words are not even in its prose
     text = data.decode("latin-1")  # the words looked for are ASCII; any byte decodes
     code = Literals(text).blanked(text)
-    if "keras" not in code or not may_show_state(code.encode("latin-1")):
+    if "keras" not in code or not _may_show_a_part(code.encode("latin-1")):
         return frozenset()
     return frozenset(_TOP_LEVEL_DEF.findall(code))
+
+
+def _may_show_a_part(data: bytes) -> bool:
+    """A part a builder's summary would name: non-trainable state or a regularizer."""
+    return may_show_state(data) or may_show_regularization(data)
 
 
 def built_by(text: str, module: ModuleName, name: str) -> FunctionSummary | None:
@@ -51,7 +59,7 @@ def built_by(text: str, module: ModuleName, name: str) -> FunctionSummary | None
     sparse = relevant_source(text, (name,))
     if isinstance(sparse, SyntaxProblem) or not sparse.text:
         return None
-    if not may_show_state(Literals(sparse.text).blanked(sparse.text).encode()):
+    if not _may_show_a_part(Literals(sparse.text).blanked(sparse.text).encode()):
         return None  # neither it nor what it refers to names such a part: nothing to say
     try:
         parsed = cst.parse_module(sparse.text)

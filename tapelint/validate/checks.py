@@ -181,6 +181,35 @@ def _not_released(site: Site, obs: Observations) -> Verdict:
     return Verdict.refuted(f"all {len(ends)} tapes were released before the next step")
 
 
+def _unused_tape(site: Site, obs: Observations) -> Verdict:
+    """The tapes entered at the `with` statement: asked for nothing over their life, and
+    what they recorded (`tape-end`'s operation count)."""
+    tapes = tapes_created_at(site, obs, header=True)
+    if not tapes:
+        return NOT_REACHED
+    eager = [t for t in tapes if not t["traced"]]
+    if not eager:
+        return Verdict.inconclusive("the tape exists only while a tf.function traces")
+    asked = sum(1 for t in eager for _ in obs.gradients_of(t.pid, t["tape"]))
+    if asked:
+        return Verdict.refuted(f"tapes from here served {asked} gradient calls")
+    ends = [obs.tape_ends[(t.pid, t["tape"])] for t in eager if (t.pid, t["tape"]) in obs.tape_ends]
+    if not ends:
+        return Verdict.inconclusive("no tape from here ended before the program did")
+    if any(end["ops"] is None for end in ends):
+        return Verdict.inconclusive("the tape served no call; its operations were not counted")
+    ops = max(end["ops"] for end in ends)
+    served = "the tape served no call" if len(ends) == 1 else f"{len(ends)} tapes served no call"
+    if not ops:
+        return Verdict.refuted(f"{served}, but recorded no operation")
+    each = "" if len(ends) == 1 else " (the most of one tape)"
+    return Verdict.confirmed(f"{served} and recorded {_counted(ops, 'operation')}{each}")
+
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def _tapes_without_watch(site: Site, obs: Observations) -> Verdict:
     tapes = [t for t in tapes_created_at(site, obs) if t["watch_accessed_variables"] is False]
     if not tapes:
@@ -281,6 +310,40 @@ def _unrelated_work(site: Site, obs: Observations) -> Verdict:
     return Verdict.inconclusive(
         "the block ran; TensorFlow does not expose which operations a tape recorded"
     )
+
+
+def _regularization_ignored(site: Site, obs: Observations) -> Verdict:
+    """At the gradient call: did the trained model hold losses (regularized sources, or
+    losses its layers added while the tape recorded), and did the step read them while the
+    tape recorded (Keras computes weight penalties only when `losses` is read, so a target
+    that never read them cannot depend on them)?"""
+    calls = [c for c in events_at(obs.of(schema.GRADIENT), site) if not c["error"]]
+    if not calls:
+        return NOT_REACHED
+    known = [c for c in calls if c["regularized"] is not None or c["added_losses"]]
+    if not known:
+        return Verdict.inconclusive("no source was a Keras 3 variable, whose regularizer shows")
+    holding = [c for c in known if (c["regularized"] or 0) + (c["added_losses"] or 0)]
+    if not holding:
+        return Verdict.refuted("`model.losses` was empty: no source carried a regularizer")
+    ignored = [c for c in holding if not c["losses_read"]]
+    if ignored:
+        first = ignored[0]
+        held = _losses_held(first["regularized"] or 0, first["added_losses"] or 0)
+        return Verdict.confirmed(
+            f"`model.losses` was non-empty ({held}) and the target did not depend on it: "
+            f"nothing read it while the tape recorded ({len(ignored)} of {len(calls)} calls)"
+        )
+    return Verdict.refuted(f"`losses` was read while the tape recorded ({len(holding)} calls)")
+
+
+def _losses_held(regularized: int, added: int) -> str:
+    parts = []
+    if regularized:
+        parts.append(_counted(regularized, "regularized variable"))
+    if added:
+        parts.append("1 added loss" if added == 1 else f"{added} added losses")
+    return " and ".join(parts)
 
 
 def _missing_training_flag(site: Site, obs: Observations) -> Verdict:
@@ -637,6 +700,8 @@ CHECKS: dict[str, Judge] = {
     "TAP105": _tape_reused,
     # op count recorded on the tape from unwatched inputs
     "TAP106": _unrelated_work,
+    # the tape served no call and recorded N ops
+    "TAP107": _unused_tape,
     # the gradient for that source is None
     "TAP201": _unwatched_source,
     # all gradients None
@@ -651,6 +716,8 @@ CHECKS: dict[str, Judge] = {
     "TAP302": _op_in_path,
     # the call ran with training unset
     "TAP303": _missing_training_flag,
+    # model.losses was non-empty and the target did not depend on it
+    "TAP304": _regularization_ignored,
     # a None gradient reached the apply call
     "TAP401": _unfiltered_apply,
     # the apply call's variables differ from the gradient call's sources

@@ -67,7 +67,8 @@ def validate(request: Request) -> int:
         events = Path(scratch) / "events.jsonl"
         sites = Path(scratch) / "sites.json"
         write_sites(check.diagnostics, cwd, sites)
-        env = probe_environment(events, request.max_steps, sites)
+        codes = frozenset(d.code for d in check.diagnostics)
+        env = probe_environment(events, request.max_steps, sites, codes)
         drop_tf_noise = tflog.quiet_environment(env)
         _say(f"running {shlex.join(command)}" + ("" if request.quiet else "; its output follows"))
         try:

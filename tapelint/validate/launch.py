@@ -36,8 +36,14 @@ class Outcome:
     output_tail: str  # the end of the captured output (with --quiet), else ""
 
 
-def probe_environment(events: Path, max_steps: int, sites: Path | None = None) -> dict[str, str]:
-    """`sites`: the file naming the lines to watch for exceptions (`watched.write_sites`)."""
+def probe_environment(
+    events: Path,
+    max_steps: int,
+    sites: Path | None = None,
+    codes: frozenset[str] = frozenset(),
+) -> dict[str, str]:
+    """`sites`: the file naming the lines to watch for exceptions (`watched.write_sites`);
+    `codes`: the codes of the diagnostics being validated."""
     env = dict(os.environ)
     existing = env.get("PYTHONPATH")
     env["PYTHONPATH"] = str(SITE_DIR) + (os.pathsep + existing if existing else "")
@@ -45,6 +51,8 @@ def probe_environment(events: Path, max_steps: int, sites: Path | None = None) -
     env[schema.MAX_STEPS_ENV] = str(max_steps)
     if sites is not None:
         env[schema.SITES_ENV] = str(sites)
+    if codes:
+        env[schema.CODES_ENV] = ",".join(sorted(codes))
     return env
 
 

@@ -4,6 +4,7 @@ refutations the end-to-end scripts cannot show."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -35,7 +36,8 @@ def _sites() -> list[tuple[int, str, str]]:
 @cache
 def _observations(scratch: str) -> Observations:
     events = Path(scratch) / "events.jsonl"
-    env = probe_environment(events, max_steps=1000)
+    codes = frozenset(code for _, code, _ in _sites())
+    env = probe_environment(events, max_steps=1000, codes=codes)
     env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     result = subprocess.run(
         [sys.executable, str(SCENARIOS)], env=env, capture_output=True, text=True, timeout=300
@@ -57,7 +59,32 @@ def test_check_judges_the_scenario(scratch: str, line: int, code: str, status: s
 
 def test_every_rule_of_the_catalogue_has_a_check() -> None:
     # The codes with a "runtime confirmation" in the project's rule catalogue (RULES.md).
-    expected = {f"TAP{n}" for n in (101, 102, 103, 104, 105, 106, 201, 202, 203, 204, 301)}
-    expected |= {f"TAP{n}" for n in (302, 303, 401, 402, 403, 404, 501, 502)}
-    expected |= {"TAP503"}
+    expected = {f"TAP{n}" for n in (101, 102, 103, 104, 105, 106, 107, 201, 202, 203, 204)}
+    expected |= {f"TAP{n}" for n in (301, 302, 303, 304, 401, 402, 403, 404, 501, 502, 503)}
     assert set(CHECKS) == expected
+
+
+def _judged(tmp_path: Path, code: str, site: Site, *events: dict) -> tuple[str, str]:
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    verdict = CHECKS[code](site, read_events(path, tmp_path))
+    return verdict.status.value, verdict.evidence
+
+
+def test_an_unused_tape_is_judged_by_the_operations_it_recorded(tmp_path: Path) -> None:
+    """TAP107: a tape created at the `with` line that served no call over its life; when
+    the run did not count operations (TAP107 was not validated from the start), nothing is
+    known of what it recorded."""
+    site = Site(str((tmp_path / "train.py").resolve()), 3, 5)
+    tape = {"kind": "tape", "pid": 1, "tape": 7, "persistent": False, "traced": False}
+    tape["at"] = [["train.py", 3, 3, 5]]
+    end = {"kind": "tape-end", "pid": 1, "tape": 7, "calls": 0, "alive": False, "traced": False}
+    assert _judged(tmp_path, "TAP107", site, tape, {**end, "ops": 12}) == (
+        "confirmed",
+        "the tape served no call and recorded 12 operations",
+    )
+    assert _judged(tmp_path, "TAP107", site, tape, {**end, "ops": None})[0] == "inconclusive"
+    assert _judged(tmp_path, "TAP107", site, tape, {**end, "ops": 0})[0] == "refuted"
+    gradient = {"kind": "gradient", "pid": 1, "tape": 7, "at": [["train.py", 6, 6, 1]]}
+    assert _judged(tmp_path, "TAP107", site, tape, gradient)[0] == "refuted"
+    assert _judged(tmp_path, "TAP107", site, {**tape, "traced": True})[0] == "inconclusive"

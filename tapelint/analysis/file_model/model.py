@@ -15,6 +15,11 @@ import libcst as cst
 from tapelint.analysis.project_model.names import ImportTable
 from tapelint.analysis.project_model.summaries import HandedBack, ProjectIndex
 
+# The comment line a notebook's program has in place of a Python cell that was left out
+# because it does not parse (a syntax error, an exercise blank, a Python 2 cell): what it
+# does with the names of the other cells is not known.
+UNREAD_CELL = "# tapelint: cell not read"
+
 
 class Tri(Enum):
     """A three-valued answer: rules report only on a definite YES."""

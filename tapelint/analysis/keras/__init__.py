@@ -13,6 +13,12 @@ what they hold, how they behave in training, and how they are called under a tap
   normalisation, frozen parts)? (TAP203)
 - `keras_training`: does such a model/layer certainly compute something different in
   training (dropout, batch normalisation, a `call` that reads `training`)? (TAP303)
+- `trained`: which models and layers a tape's gradient calls train (their variables are
+  the sources). (TAP303, TAP304)
+- `keras_regularization`: does such a model/layer certainly have regularization losses
+  (`kernel_regularizer=`, `add_loss`)? (TAP304)
+- `losses_in_target`: which gradient calls train a model with regularization losses but
+  differentiate a target that never adds `model.losses`? (TAP304)
 - `keras_calls`: which calls of such models/layers, made while a trained tape records,
   behave differently in training and lack `training=`? (TAP303)
 """

@@ -12,8 +12,9 @@ and the advice would be noise. A model passed in as a parameter (even one annota
 anything in these terms, and unknown is never reported.
 
 Only calls that train are reported: of a model (or a layer or sub-model stored on one)
-whose variables the tape's gradient calls differentiate (followed through aliases of the
-variable lists, `w = self.student.trainable_weights` or an attribute holding one), or of a
+whose variables the tape's gradient calls differentiate (`trained`: followed through
+aliases of the variable lists, `w = self.student.trainable_weights` or an attribute holding
+one), or of a
 built-in layer without
 variables whose output depends on `training` (dropout, noise) in a tape that trains some
 model. A target network, a distillation teacher or a frozen feature extractor runs in
@@ -33,9 +34,9 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.file_model.model import FileModel, Scope, TapeInstance, is_recording
-from tapelint.analysis.flow.watching import source_argument
-from tapelint.analysis.keras.keras_objects import VARIABLE_LISTS, How, KerasObjects, Origins
+from tapelint.analysis.keras.keras_objects import How, KerasObjects, Origins
 from tapelint.analysis.keras.keras_training import TrainingSensitivity, is_stateless_training_layer
+from tapelint.analysis.keras.trained import trained_by_tape
 from tapelint.analysis.project_model.names import dotted_name
 
 
@@ -57,7 +58,7 @@ def calls_without_training(model: FileModel) -> list[KerasCall]:
     sensitivity = TrainingSensitivity(keras)
     # A tape a helper handed back trains what the helper recorded, which is not seen here.
     trained = {
-        tape: _trained_owners(model, keras, tape)
+        tape: frozenset(trained_by_tape(model, keras, tape))
         for tape in model.tapes
         if tape.blocks and tape.handed_back is None
     }
@@ -107,83 +108,6 @@ def _recorded_calls(
                 caller = model.uses_by_node.get(root) if root is not None else None
                 if caller is not None and is_recording(caller.ctx, tape):
                     yield tape, call
-
-
-def _trained_owners(model: FileModel, keras: KerasObjects, tape: TapeInstance) -> frozenset[str]:
-    """The models and layers whose variables the tape's gradient calls differentiate
-    (`model` for `tape.gradient(loss, model.trainable_variables)`), followed through
-    aliases of the variable lists (see `_variable_owners`)."""
-    owners: set[str] = set()
-    for call in model.calls_on(tape):
-        if call.is_gradient:
-            sources = source_argument(call)
-            if sources is not None:
-                owners |= _variable_owners(model, keras, sources, set())
-    return frozenset(owners)
-
-
-def _variable_owners(
-    model: FileModel, keras: KerasObjects, expr: cst.BaseExpression, seen: set[int]
-) -> set[str]:
-    """Whose variables `expr` lists: `student` for `student.trainable_weights`, also through
-    lists, `+`, slices, `list(...)`, names bound to them (`w = self.student.trainable_weights`,
-    or unpacked from a literal tuple), and attributes every assignment of the class binds to
-    them (`self.student_vars = self.student.trainable_weights`). Any other attribute
-    (`self.kernel`) stands for the object it is read from."""
-    if id(expr) in seen:
-        return set()
-    seen.add(id(expr))
-    if isinstance(expr, cst.BinaryOperation):
-        return _variable_owners(model, keras, expr.left, seen) | _variable_owners(
-            model, keras, expr.right, seen
-        )
-    if isinstance(expr, (cst.List, cst.Tuple)):
-        found: set[str] = set()
-        for element in expr.elements:
-            found |= _variable_owners(model, keras, element.value, seen)
-        return found
-    if isinstance(expr, cst.Subscript):
-        return _variable_owners(model, keras, expr.value, seen)
-    if isinstance(expr, cst.Call):
-        func = expr.func
-        builtin = isinstance(func, cst.Name) and not model.defs_of(func)
-        if builtin and func.value in ("list", "tuple") and len(expr.args) == 1:
-            return _variable_owners(model, keras, expr.args[0].value, seen)
-        return set()
-    if isinstance(expr, cst.Attribute):
-        owner = dotted_name(expr.value)
-        if expr.attr.value in VARIABLE_LISTS:
-            return {owner} if owner is not None else set()
-        aliased = _attribute_alias_owners(model, keras, expr, seen)
-        if aliased:
-            return aliased
-        return {owner} if owner is not None else set()
-    if isinstance(expr, cst.Name):
-        found = set()
-        for d in model.defs_of(expr):
-            value = d.bound_value()
-            if value is not None:
-                found |= _variable_owners(model, keras, value, seen)
-        return found
-    return set()
-
-
-def _attribute_alias_owners(
-    model: FileModel, keras: KerasObjects, expr: cst.Attribute, seen: set[int]
-) -> set[str]:
-    """The owners of `self.<name>` when every value the class assigns to it lists the
-    variables of something (empty when one does not, or when it is not such an attribute)."""
-    values = keras.self_attribute_aliases(expr)
-    if not values or any(v is None for v in values):
-        return set()
-    owners: set[str] = set()
-    for value in values:
-        assert value is not None
-        found = _variable_owners(model, keras, value, seen)
-        if not found:
-            return set()
-        owners |= found
-    return owners
 
 
 def _is_trained(func: cst.BaseExpression, trained: frozenset[str]) -> bool:

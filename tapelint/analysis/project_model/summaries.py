@@ -154,12 +154,15 @@ class Built:
     builds. `legacy`: the module runs Keras 2 (`tf_keras`), whose variables are
     `tf.Variable`s. `in_variables` / `in_weights`: a part of it whose non-trainable
     variables `variables` / `weights` list (`BatchNormalization`), or None when none is
-    known (Keras 3 lists a seed generator's state in `variables` only)."""
+    known (Keras 3 lists a seed generator's state in `variables` only). `regularized`: a
+    part of it whose regularization losses `losses` lists (`Dense(kernel_regularizer=...)`),
+    or None when none is known."""
 
     is_model: bool
     legacy: bool = False
     in_variables: str | None = None
     in_weights: str | None = None
+    regularized: str | None = None
 
 
 @dataclass(frozen=True)
@@ -775,16 +778,17 @@ def _function_from(data: Mapping[str, Any]) -> FunctionSummary:
 
 
 def _built_json(built: Built) -> list[Any]:
-    return [built.is_model, built.legacy, built.in_variables, built.in_weights]
+    return [built.is_model, built.legacy, built.in_variables, built.in_weights, built.regularized]
 
 
 def _built_from(data: list[Any]) -> Built:
-    is_model, legacy, in_variables, in_weights = data
+    is_model, legacy, in_variables, in_weights, regularized = data
     return Built(
         bool(is_model),
         bool(legacy),
         None if in_variables is None else str(in_variables),
         None if in_weights is None else str(in_weights),
+        None if regularized is None else str(regularized),
     )
 
 

@@ -20,6 +20,7 @@ import libcst as cst
 
 from tapelint.analysis.file_model.model import FileModel
 from tapelint.analysis.keras.keras_objects import KerasObjects, returns_of, uses_legacy_keras
+from tapelint.analysis.keras.keras_regularization import RegularizationLosses
 from tapelint.analysis.keras.keras_state import NonTrainableState
 from tapelint.analysis.project_model.summaries import Built
 
@@ -32,6 +33,7 @@ class Builders:
         self._legacy = uses_legacy_keras(model)
         self._in_variables = NonTrainableState(self._keras, "variables")
         self._in_weights = NonTrainableState(self._keras, "weights")
+        self._regularized = RegularizationLosses(self._keras)
 
     def built_by(self, function: cst.FunctionDef) -> Built | None:
         """What `function` builds, or None when it does not certainly return a Keras
@@ -47,10 +49,14 @@ class Builders:
             legacy=self._legacy,
             in_variables=_on_every_return(self._in_variables, returned),
             in_weights=_on_every_return(self._in_weights, returned),
+            regularized=_on_every_return(self._regularized, returned),
         )
 
 
-def _on_every_return(state: NonTrainableState, returned: list[cst.BaseExpression]) -> str | None:
-    """A part with non-trainable state in what every `return` gives, or None."""
+def _on_every_return(
+    state: NonTrainableState | RegularizationLosses, returned: list[cst.BaseExpression]
+) -> str | None:
+    """A part with the property (non-trainable state, regularization losses) in what every
+    `return` gives, or None."""
     found = [state.of(value) for value in returned]
     return found[0] if found and all(found) else None

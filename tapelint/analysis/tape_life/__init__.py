@@ -15,6 +15,8 @@ work in its block, and watches that come too late.
   does the call cost there? (TAP104)
 - `reuse`: which call asks a spent non-persistent tape a second time? (TAP105)
 - `unrelated`: which work in a block depends on nothing the tape watches? (TAP106)
+- `unused`: which tapes record their block for nothing, never asked for a gradient nor
+  handed on? (TAP107)
 - `late_watch`: does the target depend on a source only through values computed from it
   before the tape watched it? (TAP201)
 - `inspection`: is a gradient in a notebook only printed, displayed or asserted, so a None

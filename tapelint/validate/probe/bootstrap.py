@@ -82,14 +82,20 @@ def _eager() -> Callable[[], bool]:
 
 
 def _tapes(recorder: Recorder) -> None:
+    from tensorflow.python import pywrap_tfe
     from tensorflow.python.eager import backprop
-    from tensorflow.python.framework import ops
+    from tensorflow.python.framework import op_callbacks, ops
     from tensorflow.python.framework import tensor as tensor_lib
     from tensorflow.python.util import nest
 
     from . import tapes
 
-    tapes.install(recorder, backprop, nest, tensor_lib.Tensor, ops._EagerTensorBase, _eager())
+    count_ops = "TAP107" in os.environ.get(schema.CODES_ENV, "").split(",")
+    tapes.install(
+        recorder, backprop, nest, tensor_lib.Tensor, ops._EagerTensorBase, _eager(), count_ops
+    )
+    if count_ops:
+        tapes.install_op_counting(op_callbacks, pywrap_tfe.TFE_Py_TapeSetShouldRecordBackprop)
 
 
 def _conversions(recorder: Recorder) -> None:

@@ -3,6 +3,11 @@
 the call ran in inference mode (TAP303's cost). Calls Keras makes to sub-layers are not
 recorded as calls: only the call the user wrote says what the user forgot.
 
+For TAP304, after such a call the losses its layers added (`add_loss`, activity
+regularizers: Keras keeps them in each layer's `_losses` until the next outer call) are
+counted for the recording tapes, and user code reading a layer's `losses` while a tape
+records is noted (`tapes.note_losses_read`).
+
 A call without `training` leaves Keras' call context without a training value, so a
 Dropout or noise layer (with a rate above zero) and BatchNormalization inside it fall back
 to their default, inference: they are listed as they run, unless `training=True` was
@@ -20,7 +25,7 @@ from typing import Any
 from . import schema
 from .frames import user_frames, written_in_user_code
 from .recorder import Recorder
-from .tapes import any_tape_active, recording_tapes
+from .tapes import any_tape_active, note_added_losses, note_losses_read, recording_tapes
 
 _local = threading.local()
 
@@ -53,11 +58,15 @@ def install(recorder: Recorder, layer_class: type, keras_layers: Any) -> None:
                 recording=recording,
                 at=at,
             )
-            return original_call(self, *args, **kwargs)
+            result = original_call(self, *args, **kwargs)
+            note_added_losses(_added_losses(self))
+            return result
         names = [self.name] if _switched(self, switched) else []
         _local.inference = names
         try:
-            return original_call(self, *args, **kwargs)
+            result = original_call(self, *args, **kwargs)
+            note_added_losses(_added_losses(self))
+            return result
         finally:
             _local.inference = outer
             if outer is not None:  # a call written inside another one's `call`
@@ -72,6 +81,23 @@ def install(recorder: Recorder, layer_class: type, keras_layers: Any) -> None:
             )
 
     layer_class.__call__ = __call__
+    losses = layer_class.losses
+
+    def read_losses(self: Any) -> Any:
+        if any_tape_active() and written_in_user_code(sys._getframe(1)):
+            note_losses_read()
+        return losses.fget(self)
+
+    layer_class.losses = property(read_losses, doc=losses.__doc__)
+
+
+def _added_losses(layer: Any) -> int:
+    """The losses `layer` and its sub-layers added in the call that just returned, read
+    without computing anything (`Layer.losses` would run the weight regularizers)."""
+    try:
+        return sum(len(getattr(part, "_losses", ())) for part in layer._flatten_layers())
+    except Exception:
+        return 0
 
 
 def _switched_by_training(keras_layers: Any) -> tuple[type, ...]:

@@ -21,11 +21,16 @@ Kinds and their own fields:
   flattened source, in order), `gradient_ids` (per flattened source: `id()` of its
   gradient, null when None), `error`, and, when a zero-gradient op
   (`tf.sign`) ran while that tape recorded, `zero` (per flattened source: its eager
-  result was all zeros).
+  result was all zeros); `regularized` (how many sources carry a regularizer, null when
+  none is a Keras 3 variable), `added_losses` (the most losses a layer user code called
+  while the tape recorded held: `add_loss`, activity regularizers) and `losses_read` (how
+  many times user code read a Keras layer's `losses` while the tape recorded).
 - `watch`: `tape`, `error`.
 - `tape-end`: `tape`, `calls` (gradient/jacobian calls it served), `alive` (still
   referenced when the next tape from the same place was created, or when the program
-  ended), `traced`.
+  ended), `traced`, `ops` (the operations it recorded; counted only when TAP107 is
+  validated, else null). Emitted for persistent tapes, and, when TAP107 is validated, for
+  non-persistent ones that served no call.
 - `release`: a persistent tape was released (or, `at_end`, was still alive when the program
   ended): `tape`, `seconds` and `steps` (optimizer steps) since its last gradient call (or
   the end of its block, if it had none), and `bytes`: of the tensors freed with it (measured
@@ -71,6 +76,9 @@ Kinds and their own fields:
 EVENTS_ENV = "TAPELINT_VALIDATE_EVENTS"
 MAX_STEPS_ENV = "TAPELINT_VALIDATE_MAX_STEPS"
 SITES_ENV = "TAPELINT_VALIDATE_SITES"  # the lines to watch for exceptions (`raises.py`)
+# The codes of the diagnostics being validated, comma-separated: some instrumentation costs
+# enough to run only for the rule that needs it (TAP107's operation count).
+CODES_ENV = "TAPELINT_VALIDATE_CODES"
 
 START = "start"
 TAPE = "tape"

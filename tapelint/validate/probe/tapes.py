@@ -6,6 +6,14 @@ judged once: when a new tape is created at the same place (the next step began; 
 tells whether the old one was still referenced), when it is garbage collected (`alive`
 false), or when the program ends normally. Tapes created while a `tf.function` traced are
 trace-time objects; their liveness says nothing about the step, so they are marked `traced`.
+
+When TAP107 is validated (`count_ops`), an op callback counts the eager operations each
+recording tape records (TensorFlow exposes no count of its own: an operation counts when
+`TFE_Py_TapeSetShouldRecordBackprop` says a tape records it, for every tape of ours
+recording at that moment), and a non-persistent tape that served no gradient call also
+ends with a `tape-end`. What TAP304 asks is kept per tape too: whether user code read a
+Keras layer's `losses` while it recorded (`note_losses_read`, from `layers.py`), and how
+many losses the layers user code called while it recorded had added (`note_added_losses`).
 """
 
 from __future__ import annotations
@@ -46,13 +54,32 @@ def note_zero_gradient_op(tapes: list[int]) -> None:
     _zero_gradient_tapes.update(tapes)
 
 
+def note_losses_read() -> None:
+    """User code read a Keras layer's `losses`: the tapes recording now may differentiate
+    them."""
+    for tape in getattr(_local, "tapes", None) or ():
+        if tape._recording:
+            tape._tapelint.losses_read += 1
+
+
+def note_added_losses(count: int) -> None:
+    """A layer user code called while tapes recorded holds `count` losses it added
+    (`add_loss`, activity regularizers)."""
+    for tape in getattr(_local, "tapes", None) or ():
+        if tape._recording:
+            tape._tapelint.added_losses = max(tape._tapelint.added_losses, count)
+
+
 class _TapeInfo:
     __slots__ = (
+        "added_losses",
         "calls",
         "ended",
         "inner",
         "last_step",
         "last_use",
+        "losses_read",
+        "ops",
         "persistent",
         "ref",
         "released_at",
@@ -67,6 +94,9 @@ class _TapeInfo:
         self.persistent = persistent
         self.traced = traced
         self.calls = 0
+        self.ops: int | None = 0  # operations it recorded (None: not counted)
+        self.losses_read = 0
+        self.added_losses = 0
         self.ended = False
         self.ref: weakref.ref | None = None
         self.site: tuple[str, int] | None = None  # where it was created
@@ -112,14 +142,26 @@ class _Lifetimes:
         except Exception as error:
             self.recorder.probe_error(error)
 
+    def watch_unasked(self, tape: Any, info: _TapeInfo) -> None:
+        """A non-persistent tape: ends (`tape-end`) only if it served no gradient call."""
+        info.ref = weakref.ref(tape, lambda _ref, info=info: self.end(info, alive=False))
+        self.pending[info.serial] = info
+
     def end(self, info: _TapeInfo, alive: bool) -> None:
         if info.ended:
             return
         info.ended = True
         self.pending.pop(info.serial, None)
+        if not info.persistent and info.calls:
+            return  # a non-persistent tape is followed only while it may be unused
         try:
             self.recorder.emit(
-                schema.TAPE_END, tape=info.serial, calls=info.calls, alive=alive, traced=info.traced
+                schema.TAPE_END,
+                tape=info.serial,
+                calls=info.calls,
+                alive=alive,
+                traced=info.traced,
+                ops=info.ops,
             )
         except Exception as error:
             self.recorder.probe_error(error)
@@ -129,7 +171,7 @@ class _Lifetimes:
         for info in list(self.pending.values()):
             alive = info.ref is not None and info.ref() is not None
             self.end(info, alive=alive)
-            if alive and not info.traced:
+            if alive and not info.traced and info.persistent:
                 self.held.still_alive(info)
 
 
@@ -140,6 +182,7 @@ def install(
     tensor_type: type,
     eager_tensor_type: type,
     eager: Any,
+    count_ops: bool = False,
 ) -> None:
     tape_class = backprop.GradientTape
     held = Held(recorder, eager_tensor_type)
@@ -155,6 +198,8 @@ def install(
             if held.pending:
                 held.measure_pending()
             info = _TapeInfo(recorder.serial(), bool(self._persistent), not eager())
+            if not count_ops:
+                info.ops = None  # not counted: TAP107 is not being validated
             self._tapelint = info
             at = user_frames(caller(1), limit=1)
             emit(
@@ -167,6 +212,8 @@ def install(
             )
             if info.persistent:
                 lifetimes.created(self, info, at[0] if at else None)
+            elif count_ops and not info.traced:
+                lifetimes.watch_unasked(self, info)
         except Exception as error:
             recorder.probe_error(error)
 
@@ -219,12 +266,15 @@ def install(
                 "tape": info.serial,
                 "method": method_name,
                 "recording": recording,
+                "losses_read": info.losses_read,
+                "added_losses": info.added_losses,
             }
             flat_sources: list = []
             try:
                 flat_sources = nest.flatten(sources)
                 fields["sources"] = [_source_kind(s, tensor_type) for s in flat_sources]
                 fields["variable_ids"] = [id(s) for s in flat_sources if hasattr(s, "assign")]
+                fields["regularized"] = _regularized(flat_sources)
             except Exception:
                 fields["sources"] = fields["variable_ids"] = []
             _local.differentiating = True
@@ -290,6 +340,31 @@ def install(
     tape_class.watch = watch
     for name in ("gradient", "jacobian", "batch_jacobian"):
         differentiate(name)
+
+
+def install_op_counting(op_callbacks: Any, should_record: Any) -> None:
+    """Count, per recording tape of ours, the eager operations some tape records."""
+
+    def count(op_type, inputs, attrs, outputs, op_name=None, graph=None):
+        tapes = getattr(_local, "tapes", None)
+        if not tapes or graph is not None or not inputs:
+            return None
+        if should_record(list(inputs)):
+            for tape in tapes:
+                if tape._recording:
+                    tape._tapelint.ops += 1
+        return None
+
+    op_callbacks.add_op_callback(count)
+
+
+def _regularized(sources: list) -> int | None:
+    """How many sources carry a regularizer (Keras 3 variables); None when no source is a
+    Keras 3 variable, which would say."""
+    keras_variables = [s for s in sources if hasattr(s, "regularizer")]
+    if not keras_variables:
+        return None
+    return sum(1 for s in keras_variables if s.regularizer is not None)
 
 
 def _all_zeros(gradient: Any) -> bool:
