@@ -90,12 +90,6 @@ def test_clean_corpus_is_large_enough() -> None:
     assert len(clean_files()) >= 15
 
 
-def _notebook_rules(markers: set[tuple[int, int, str, int | None]]) -> list:
-    """Every on-by-default rule, plus the preview rules a notebook's markers expect."""
-    codes = {code for _, _, code, _ in markers}
-    return DEFAULT_RULES + [r for r in ALL_RULES if r.preview and r.code in codes]
-
-
 @pytest.mark.parametrize("path", notebook_files(), ids=_ids(notebook_files()))
 def test_notebook_fixture_matches_markers(path: Path) -> None:
     """Markers sit in code cells; a finding must be reported at (cell, line) both ways. The
@@ -103,7 +97,6 @@ def test_notebook_fixture_matches_markers(path: Path) -> None:
     linter = Linter(_notebook_rules(path), preview=asks_preview(path))
     diagnostics = check_notebook(linter, path.read_bytes(), str(path))
     markers = expected_in_notebook(path)
-    diagnostics = check_notebook(Linter(_notebook_rules(markers)), path.read_bytes(), str(path))
     want = {(cell, line, code) for cell, line, code, _ in markers}
     got = {(d.cell, d.start.line, d.code) for d in diagnostics}
     assert got == want, "\n".join(
