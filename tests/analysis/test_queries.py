@@ -47,6 +47,24 @@ def _recorded(body: str) -> Tri:
             "def s(l):\n    with tf.GradientTape() as t:\n        p = m(x)\n    return t.gradient(l, v)\n",
             Tri.UNKNOWN,
         ),
+        # The gradient of a watched source with respect to itself is ones, not None.
+        (
+            "x = c()\nwith tf.GradientTape() as t:\n    t.watch(x)\ng = t.gradient(x, x)\n",
+            Tri.UNKNOWN,
+        ),
+        (
+            "x = c()\nwith tf.GradientTape() as t:\n    t.watch(x)\ny = x\ng = t.gradient(y, z)\n",
+            Tri.UNKNOWN,
+        ),
+        (
+            "x = c()\nwith tf.GradientTape() as t:\n    t.watch([x])\ng = t.gradient([x, x], z)\n",
+            Tri.UNKNOWN,
+        ),
+        # Made from the watched source before the block: not the source itself.
+        (
+            "x = c()\ny = x * 2\nwith tf.GradientTape() as t:\n    t.watch(x)\ng = t.gradient(y, x)\n",
+            Tri.NO,
+        ),
     ],
     ids=[
         "inside",
@@ -59,6 +77,10 @@ def _recorded(body: str) -> Tri:
         "subscript",
         "stopped",
         "parameter",
+        "source-itself",
+        "alias-of-watched",
+        "watched-twice",
+        "made-from-source-before",
     ],
 )
 def test_target_recorded(body, answer):

@@ -6,6 +6,11 @@ returns `x` itself when `x` already has the dtype `d`, and `tf.convert_to_tensor
 unknown (a static pass rarely knows dtypes: `tf.cast(reduced, tensor.dtype)` after the block
 is `reduced` itself), and of an unrecorded value still not recorded.
 
+A target that is one of the call's own sources, or a value the tape watches, or a plain
+alias of one (`y = x` with `x` watched, `tape.gradient([x, y], x)`), is not a computation:
+its gradient with respect to itself is ones, however long ago it was made. It is unknown
+here, never "computed before the tape started recording".
+
 A tape a helper handed back (`out, tape = forward(x)`) recorded only inside the helper,
 whose `with` blocks ended when it returned: what the caller computes from `out` is not
 recorded, and is judged so when the caller neither enters the tape again nor hands it on.
@@ -30,6 +35,7 @@ from tapelint.analysis.file_model.model import (
     Tri,
     is_recording,
 )
+from tapelint.analysis.flow.watching import source_parts, watch_calls, watched_argument
 
 
 @dataclass(frozen=True)
@@ -52,7 +58,10 @@ def target_recorded(model: FileModel, call: TapeCall) -> RecordingAnswer:
     target = argument_value(call.node, 0, "target")
     if target is None or call.scope is not tape.scope or not _recording_known(model, tape):
         return _UNKNOWN
-    answers = [_expression_recorded(model, part, call, tape, set()) for part in elements(target)]
+    own = _sources_and_watched(model, call)
+    answers = [
+        _expression_recorded(model, part, call, tape, set(), own) for part in elements(target)
+    ]
     for answer in answers:
         if answer.answer is Tri.NO:
             return answer
@@ -67,15 +76,19 @@ def _expression_recorded(
     where: TapeCall | Def,
     tape: TapeInstance,
     seen: set[Def],
+    own: frozenset[Def],
 ) -> RecordingAnswer:
-    """`where` is what evaluates `expr`: the gradient call, or the definition it renames."""
+    """`where` is what evaluates `expr`: the gradient call, or the definition it renames.
+    `own`: the definitions of the call's sources and of what the tape watches."""
     if isinstance(expr, cst.Name):
         defs = model.defs_of(expr)
-        if not defs:
+        if not defs or defs <= own:
             return _UNKNOWN
         # A number (`total = 0.0` before a loop that accumulates) has no gradient of its
         # own: it decides nothing either way, but it does not make the target recorded.
-        answers = [_definition_recorded(model, d, tape, seen) for d in defs if not _binds_number(d)]
+        answers = [
+            _definition_recorded(model, d, tape, seen, own) for d in defs if not _binds_number(d)
+        ]
         if answers and all(a.answer is Tri.NO for a in answers):
             return RecordingAnswer(Tri.NO, expr, answers[0].when)
         if len(answers) == len(defs) and all(a.answer is Tri.YES for a in answers):
@@ -86,14 +99,14 @@ def _expression_recorded(
             return _YES
         passed = _may_return_unchanged(model, expr)
         if passed is not None:
-            answer = _expression_recorded(model, passed, where, tape, seen)
+            answer = _expression_recorded(model, passed, where, tape, seen, own)
             return answer if answer.answer is Tri.NO else _UNKNOWN
         return RecordingAnswer(Tri.NO, expr, _when(model, where, tape))
     return _UNKNOWN
 
 
 def _definition_recorded(
-    model: FileModel, d: Def, tape: TapeInstance, seen: set[Def]
+    model: FileModel, d: Def, tape: TapeInstance, seen: set[Def], own: frozenset[Def]
 ) -> RecordingAnswer:
     if d in seen or d.scope is not tape.scope:
         return _UNKNOWN
@@ -102,13 +115,13 @@ def _definition_recorded(
     seen.add(d)
     if d.kind is DefKind.ASSIGN and isinstance(d.value, cst.Name):
         # `total = loss` only renames: ask about what it renames.
-        return _expression_recorded(model, d.value, d, tape, seen)
+        return _expression_recorded(model, d.value, d, tape, seen, own)
     if d.kind not in (DefKind.ASSIGN, DefKind.UNPACK, DefKind.AUG) or d.value is None:
         return _UNKNOWN
     if is_recording(d.ctx, tape):
         return _YES
     if d.kind is DefKind.ASSIGN and _may_return_unchanged(model, d.value) is not None:
-        answer = _expression_recorded(model, d.value, d, tape, seen)
+        answer = _expression_recorded(model, d.value, d, tape, seen, own)
         return RecordingAnswer(answer.answer, None, answer.when)
     if d.kind is DefKind.AUG or computes(d.value, model.imports):
         return RecordingAnswer(Tri.NO, None, _when(model, d, tape))
@@ -132,6 +145,21 @@ def _may_return_unchanged(model: FileModel, expr: cst.BaseExpression) -> cst.Bas
         return None
     spec = _MAY_RETURN_ARGUMENT.get(model.imports.qualify(expr.func) or "")
     return argument_value(expr, *spec) if spec is not None else None
+
+
+def _sources_and_watched(model: FileModel, call: TapeCall) -> frozenset[Def]:
+    """The definitions of the names `call` differentiates with respect to and of the names
+    its tape watches (each a name, or an element of a written-out list or tuple)."""
+    parts = list(source_parts(call))
+    for watch in watch_calls(model, call.tape):
+        argument = watched_argument(watch)
+        if argument is not None:
+            parts += elements(argument)
+    defs: set[Def] = set()
+    for part in parts:
+        if isinstance(part, cst.Name):
+            defs |= model.defs_of(part)
+    return frozenset(defs)
 
 
 def _recording_known(model: FileModel, tape: TapeInstance) -> bool:
