@@ -8,6 +8,11 @@ Rules of the walk:
   directory from the root down, each relative to its own directory, the deepest match
   deciding as in git. For a path outside the project root, its own directory stands in for
   the root.
+- A copy of TensorFlow's or Keras's own source tree below the project root is skipped like
+  an excluded directory (`vendored_framework`): a project that carries one (a TinyML book's
+  examples ship inside a TensorFlow checkout) did not write it, and its tests exercise
+  gradient edge cases on purpose. The framework's own repository, whose package sits
+  directly in the root, is checked as any project.
 - A path named on the command line is checked even when excluded (pre-commit names files
   one by one), unless `force_exclude`. An excluded directory named explicitly is walked as
   if it were a project root of its own.
@@ -186,6 +191,8 @@ class _Walker:
                 entry_relative = f"{relative}/{name}" if relative else name
                 if self._excluded_relative(entry_relative, is_dir, specs):
                     continue
+                if is_dir and "/" in entry_relative and vendored_framework(path):
+                    continue
                 if is_dir:
                     pending.append((path, os.path.join(real, name), entry_relative, specs))
                 else:
@@ -247,6 +254,28 @@ class _Walker:
                 spec = gitignore_spec(lines) if lines else None
             self._gitignores[directory] = spec
         return self._gitignores[directory]
+
+
+# A TensorFlow source checkout's `tensorflow/` holds `python/` and the C++ and compiler
+# trees; Keras 3's `keras/` (and `tf_keras/`) holds `src/` with its layers.
+_FRAMEWORK_TREES = {
+    "tensorflow": ("python", ("core", "compiler", "lite", "cc")),
+    "keras": ("src", ("src/layers",)),
+    "tf_keras": ("src", ("src/layers",)),
+}
+
+
+def vendored_framework(directory: str) -> bool:
+    """Whether `directory` is the top package of TensorFlow's or Keras's own source tree
+    (`tensorflow/` with `python/` and `core/`, `keras/` with `src/layers/`): a framework
+    checkout, not code of the project that contains it."""
+    tree = _FRAMEWORK_TREES.get(os.path.basename(directory))
+    if tree is None:
+        return False
+    required, any_of = tree
+    return os.path.isdir(os.path.join(directory, required)) and any(
+        os.path.isdir(os.path.join(directory, part)) for part in any_of
+    )
 
 
 def _is_under(path: str, directory: str) -> bool:

@@ -181,3 +181,33 @@ def test_discover_yields_notebooks_as_notebooks(project):
         ("train.py", SourceKind.PYTHON),
     ]
     assert (found.missing, found.warnings) == ([], [])
+
+
+def test_a_vendored_framework_source_tree_is_skipped(project):
+    # A TensorFlow checkout carried inside a project, and a copy of Keras 3's source.
+    for name in ["python/eager/backprop_test.py", "core/BUILD.py", "examples/train.py"]:
+        write(project, f"chapter5/tf-checkout/tensorflow/{name}", LOSS_OUTSIDE)
+    write(project, "third_party/keras/src/layers/core.py", LOSS_OUTSIDE)
+    write(project, "third_party/keras/src/trainer.py", LOSS_OUTSIDE)
+    # Look-alikes: the project's own `tensorflow/` backend package, a `keras/` package of
+    # the project without Keras's `src/layers/`, and a framework repository checked itself.
+    write(project, "backends/tensorflow/python/train.py", LOSS_OUTSIDE)
+    write(project, "models/keras/src/train.py", LOSS_OUTSIDE)
+    write(project, "train.py", LOSS_OUTSIDE)
+    assert checked(run_cli("check")) == [
+        "backends/tensorflow/python/train.py",
+        "models/keras/src/train.py",
+        "train.py",
+    ]
+    # Named on the command line, it is checked, as an excluded directory is.
+    named = run_cli("check", "chapter5/tf-checkout/tensorflow/examples/train.py")
+    assert checked(named) == ["chapter5/tf-checkout/tensorflow/examples/train.py"]
+
+
+def test_the_framework_repository_itself_is_checked(project):
+    write(project, "tensorflow/python/eager/backprop_test.py", LOSS_OUTSIDE)
+    write(project, "tensorflow/core/BUILD.py", LOSS_OUTSIDE)
+    assert checked(run_cli("check")) == [
+        "tensorflow/core/BUILD.py",
+        "tensorflow/python/eager/backprop_test.py",
+    ]
