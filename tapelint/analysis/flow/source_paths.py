@@ -23,6 +23,7 @@ from weakref import WeakKeyDictionary
 import libcst as cst
 
 from tapelint.analysis.calls.callees import plain_function
+from tapelint.analysis.calls.objects import object_class
 from tapelint.analysis.file_model.builder import build_model
 from tapelint.analysis.file_model.expressions import argument_value, decorator_callee
 from tapelint.analysis.file_model.model import DefKind, FileModel, Scope
@@ -161,14 +162,21 @@ def renamed_in_instance_call(
     model: FileModel, call: cst.Call, paths: frozenset[str]
 ) -> Forward | None:
     """`gate(x)` with `gate = Gate(a1=a1, b1=b1)` bound once, `Gate` a class of the file:
-    its `call`, with the paths it reads the source under (`gate.a1` is `self.a1` there;
-    `a1` handed to `__init__`'s parameter `a1`, which `__init__` stores as
-    `self.a1 = a1`, is `self.a1` too), and the scope that binds `gate`."""
+    its forward method (`call`, or `__call__` for a class that has no `call`), with the
+    paths it reads the source under (`gate.a1` is `self.a1` there; `a1` handed to
+    `__init__`'s parameter `a1`, which `__init__` stores as `self.a1 = a1`, is `self.a1`
+    too), and the scope that binds `gate`. Also `model(x)` with `model` a parameter that
+    every call of its (nested or notebook) function passes an instance of one class of the
+    file (`calls.objects`): `model.W1` is `self.W1` in its forward method."""
     func = call.func
     if not isinstance(func, cst.Name):
         return None
     defs = list(model.defs_of(func))
-    if len(defs) != 1 or defs[0].kind is not DefKind.ASSIGN:
+    if len(defs) != 1:
+        return None
+    if defs[0].kind is DefKind.PARAM:
+        return _parameter_instance_call(model, func, defs[0].scope, paths)
+    if defs[0].kind is not DefKind.ASSIGN:
         return None
     made = defs[0].value
     if not isinstance(made, cst.Call) or not isinstance(made.func, cst.Name):
@@ -182,11 +190,7 @@ def renamed_in_instance_call(
         return None
     forward, owner = found
     stored = _stored_parameters(model, cls.name.value)
-    renamed: set[str] = set()
-    for path in paths:
-        rest = _rest_after_root(path, func.value)
-        if rest is not None and rest.startswith("."):
-            renamed.add("self" + rest)
+    renamed = _attribute_paths(paths, func.value)
     for arg in made.args:
         if arg.keyword is None or not isinstance(arg.value, cst.Name):
             continue
@@ -197,11 +201,40 @@ def renamed_in_instance_call(
     return Forward(forward, frozenset(renamed), defs[0].scope, owner) if renamed else None
 
 
+def _parameter_instance_call(
+    model: FileModel, func: cst.Name, scope: Scope, paths: frozenset[str]
+) -> Forward | None:
+    """`model(x)` for a parameter whose class every call site agrees on, exactly (an
+    annotation admits subclasses, whose forward method may differ: not followed)."""
+    known = object_class(model, func, None)
+    if known is None or known[1]:
+        return None
+    qualified = known[0]
+    prefix = f"{model.module_name}."
+    if not qualified.startswith(prefix) or "." in qualified[len(prefix) :]:
+        return None
+    found = _call_from_text(model, qualified[len(prefix) :])
+    renamed = _attribute_paths(paths, func.value)
+    if found is None or not renamed:
+        return None
+    forward, owner = found
+    return Forward(forward, frozenset(renamed), scope, owner)
+
+
+def _attribute_paths(paths: frozenset[str], root: str) -> set[str]:
+    """The paths under `root`'s attributes spelled on `self` (`gate.a1` is `self.a1`)."""
+    renamed: set[str] = set()
+    for path in paths:
+        rest = _rest_after_root(path, root)
+        if rest is not None and rest.startswith("."):
+            renamed.add("self" + rest)
+    return renamed
+
+
 def _parsed_call(model: FileModel, cls: cst.ClassDef) -> tuple[cst.FunctionDef, FileModel] | None:
-    for stmt in cls.body.body:
-        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "call":
-            return stmt, model
-    return None
+    methods = {stmt.name.value: stmt for stmt in cls.body.body if isinstance(stmt, cst.FunctionDef)}
+    forward = methods.get("call") or methods.get("__call__")
+    return (forward, model) if forward is not None else None
 
 
 _TEXT_CALLS: WeakKeyDictionary[FileModel, dict[str, tuple[cst.FunctionDef, FileModel] | None]] = (
@@ -210,9 +243,10 @@ _TEXT_CALLS: WeakKeyDictionary[FileModel, dict[str, tuple[cst.FunctionDef, FileM
 
 
 def _call_from_text(model: FileModel, class_name: str) -> tuple[cst.FunctionDef, FileModel] | None:
-    """The class's `call` read back from the file's text when it was cut out before the
-    parse (`tapelint.source`): parsed on its own, in a class of its own, with the module's
-    imports (its names resolve as the module's do); once per class."""
+    """The class's forward method (`call`, else `__call__`) read back from the file's text
+    when it was cut out before the parse (`tapelint.source`): parsed on its own, in a class
+    of its own, with the module's imports (its names resolve as the module's do); once per
+    class."""
     per_model = _TEXT_CALLS.setdefault(model, {})
     if class_name in per_model:
         return per_model[class_name]
@@ -226,7 +260,9 @@ def _call_from_text(model: FileModel, class_name: str) -> tuple[cst.FunctionDef,
     methods = [
         m for m in (classes[0].body if len(classes) == 1 else []) if isinstance(m, ast.FunctionDef)
     ]
-    forward = [m for m in methods if m.name == "call"]
+    forward = [m for m in methods if m.name == "call"] or [
+        m for m in methods if m.name == "__call__"
+    ]
     if len(forward) != 1:
         return None
     text = f"class {class_name}:\n" + textwrap.indent(ast.unparse(forward[0]), "    ") + "\n"
