@@ -49,6 +49,7 @@ from tapelint.analysis.calls.callees import (
     only_called_here,
     outside_project,
 )
+from tapelint.analysis.file_model.children import child_nodes
 from tapelint.analysis.file_model.expressions import child_blocks, returns_of, statements
 from tapelint.analysis.file_model.model import Def, DefKind, FileModel, TapeCall, Tri
 from tapelint.analysis.flow.watching import source_argument
@@ -711,7 +712,7 @@ def _names_in_parsed(expr: cst.CSTNode) -> Iterator[cst.Name]:
         node = pending.pop()
         if isinstance(node, cst.Name):
             yield node
-        pending.extend(node.children)
+        pending.extend(child_nodes(node))
 
 
 def _attribute_assignments(
