@@ -134,8 +134,21 @@ def _descendants(node: cst.CSTNode) -> list[cst.CSTNode]:
 
 
 def _mentioned_outside_the_parsed_code(model: FileModel, name: str) -> bool:
-    word = re.compile(rf"\b{re.escape(name)}\b")
-    return len(word.findall(model.source_text)) != len(word.findall(model.module.code))
+    """Whether the file mentions `name` in code the parse left out (answered once per name
+    and model: several rules ask it of every module-level name, all of a notebook's)."""
+    answers = _MENTIONED_OUTSIDE.setdefault(model, {})
+    answer = answers.get(name)
+    if answer is None:
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        parsed = model.parsed_text()
+        answer = parsed != model.source_text and len(word.findall(model.source_text)) != len(
+            word.findall(parsed)
+        )
+        answers[name] = answer
+    return answer
+
+
+_MENTIONED_OUTSIDE: WeakKeyDictionary[FileModel, dict[str, bool]] = WeakKeyDictionary()
 
 
 def never_read(model: FileModel, call: TapeCall, index: int) -> bool:
