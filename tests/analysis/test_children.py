@@ -63,3 +63,15 @@ def test_every_kind_of_import_and_match():
         "x = f'{a!r:>{w}}' 'b' r'c'\ntype A = list[int]\n"
     )
     assert _mismatches(cst.parse_module(source)) == []
+
+
+def test_no_module_asks_libcsts_children():
+    """libcst's `children` rebuilds the node; tapelint's code reads `child_nodes` instead
+    (a new `node.children` would bring back the cost on every node it walks)."""
+    asking = []
+    for folder in ("tapelint", "rules"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Attribute) and node.attr == "children":
+                    asking.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert asking == []
