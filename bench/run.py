@@ -40,6 +40,21 @@ of its files with a tape (what a pre-commit hook checks). "What the index costs"
 `tapelint.runner.run` once, cold, on each corpus and reports its passes (`RunStats`): the
 files the first pass parsed, those checked again with the project index, the modules
 outside the run analysed or read for their imports, and the seconds of each step.
+
+With `--dense-mirror MIRROR` (a directory of bare git mirrors, `MIRROR/owner+name[/repo]`, as
+the evaluation reads them), the dense tables: training code, where nearly every file has a
+tape (`bench/dense.toml` names the repositories and commits; `bench/dense.py` materialises
+them with the evaluation's code into its cache, `--dense-cache`, default
+`~/.cache/tapelint-eval` or TAPELINT_EVAL_CACHE):
+
+    python3 bench/run.py --skip-fixit --skip-scaling --dense-mirror /work/.mirror
+
+- the dense corpus: tapelint cold and warm and ruff on the repositories' `.py` files that
+  mention `GradientTape`, then tapelint cold and ruff on the same files with every notebook
+  of those repositories, each against ruff on the same files (target: 10 times ruff);
+- the pair: tapelint cold on one book notebook and on the same code as one `.py` file (its
+  code cells joined), and on one empty file (start-up), so that the notebook's cost against
+  the script's is given with and without start-up (target: 1.3).
 """
 
 from __future__ import annotations
@@ -61,6 +76,9 @@ from pathlib import Path
 
 FIXIT_VERSION = "2.2.1"  # its own environment: it pins click<8.2, tapelint needs >=8.2
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import dense  # noqa: E402  (bench/dense.py, beside this script)
 
 
 class BenchError(Exception):
@@ -324,6 +342,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--skip-fixit", action="store_true")
     parser.add_argument("--skip-scaling", action="store_true")
     parser.add_argument(
+        "--dense-mirror",
+        type=Path,
+        help="a directory of git mirrors (MIRROR/owner+name[/repo]) holding bench/dense.toml's "
+        "commits: adds the dense corpus and the notebook-versus-script pair",
+    )
+    parser.add_argument(
+        "--dense-cache",
+        type=Path,
+        default=Path(os.environ.get("TAPELINT_EVAL_CACHE") or "~/.cache/tapelint-eval"),
+        help="where the dense corpus's trees are materialised (default: the evaluation's "
+        "cache, ~/.cache/tapelint-eval or TAPELINT_EVAL_CACHE)",
+    )
+    parser.add_argument(
+        "--skip-library",
+        action="store_true",
+        help="leave out the TensorFlow + Keras corpus (with --dense-mirror: the dense tables only)",
+    )
+    parser.add_argument(
         "--training-repo",
         type=Path,
         help="a checkout of a repository of training code for a second table "
@@ -338,17 +374,94 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    corpus = locate_corpus()
-    tools = find_tools(args.fixit, args.skip_fixit)
+    if args.skip_library and args.dense_mirror is None:
+        raise BenchError("--skip-library leaves nothing to time without --dense-mirror")
+    tools = find_tools(args.fixit, args.skip_fixit or args.skip_library)
     compile_tapelint()
     cores = len(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory(prefix="tapelint-bench-") as scratch:
-        return _bench_in(Path(scratch), corpus, tools, cores, args)
+        work = Path(scratch)
+        print(_machine(cores, tools), flush=True)
+        if not args.skip_library:
+            _bench_in(work, locate_corpus(), tools, cores, args)
+        if args.dense_mirror is not None:
+            _bench_dense(work, tools, args)
+    return 0
+
+
+def _bench_dense(work: Path, tools: Tools, args: argparse.Namespace) -> None:
+    """The dense corpus, with and without notebooks, and the notebook-versus-script pair."""
+    try:
+        corpus = dense.build(args.dense_mirror.resolve(), args.dense_cache.expanduser(), work)
+    except RuntimeError as error:
+        raise BenchError(f"the dense corpus: {error}") from error
+    root = corpus.root
+    scripts = measure_corpus([root / path for path in corpus.scripts])
+    both = measure_corpus([root / path for path in (*corpus.scripts, *corpus.notebooks)])
+    tapelint = (tools.tapelint, "check", "-q")
+    ruff = (tools.ruff, "check", "--no-cache", "-q")
+    empty = root / "pair" / "empty.py"
+    empty.write_text("")
+    dense_rows = [
+        Command(
+            "tapelint cold (dense)", (*tapelint, *corpus.scripts), scripts, "fresh-cache", cwd=root
+        ),
+        Command(
+            "tapelint warm (dense)", (*tapelint, *corpus.scripts), scripts, "warm-cache", cwd=root
+        ),
+        Command("ruff check --no-cache (dense)", (*ruff, *corpus.scripts), scripts, cwd=root),
+        Command(
+            "tapelint cold (dense + notebooks)",
+            (*tapelint, *corpus.scripts, *corpus.notebooks),
+            both,
+            "fresh-cache",
+            cwd=root,
+        ),
+        Command(
+            "ruff check --no-cache (dense + notebooks)",
+            (*ruff, *corpus.scripts, *corpus.notebooks),
+            both,
+            cwd=root,
+        ),
+    ]
+    pair_rows = [
+        Command(
+            "tapelint cold (book notebook)",
+            (*tapelint, corpus.notebook),
+            measure_corpus([root / corpus.notebook]),
+            "fresh-cache",
+            cwd=root,
+        ),
+        Command(
+            "tapelint cold (its code as one .py)",
+            (*tapelint, corpus.script),
+            measure_corpus([root / corpus.script]),
+            "fresh-cache",
+            cwd=root,
+        ),
+        Command(
+            "tapelint cold (one empty file: start-up)",
+            (*tapelint, str(empty.relative_to(root))),
+            measure_corpus([empty]),
+            "fresh-cache",
+            cwd=root,
+        ),
+    ]
+    results, outputs = _timed_rounds([*dense_rows, *pair_rows], work, args)
+    print(
+        f"\nDense corpus: {len(corpus.scripts)} files with a tape, "
+        f"{len(corpus.notebooks)} notebooks (bench/dense.toml), from {root}\n"
+    )
+    print(_against_ruff(dense_rows, results))
+    warm_same = outputs[dense_rows[1].label] == outputs[dense_rows[0].label]
+    print(f"\nwarm output identical to cold: {'yes' if warm_same else 'NO'}")
+    print(_pair_table(pair_rows, results))
+    print(_index_costs([(dense_rows[0], root), (dense_rows[3], root)]))
 
 
 def _bench_in(
     work: Path, corpus: Corpus, tools: Tools, cores: int, args: argparse.Namespace
-) -> int:
+) -> None:
     eager = next(p for p in corpus.paths if p.name == "tensorflow") / "python" / "eager"
     subset = _copied(sorted(eager.glob("*.py")), work / "fixit-subset")
     paths = tuple(map(str, corpus.paths))
@@ -374,7 +487,6 @@ def _bench_in(
             Command("fixit lint (subset)", (tools.fixit, "lint", *subset_paths), subset, slow=True),
         ]
     training = _training_commands(args.training_repo, tools) if args.training_repo else []
-    print(_machine(cores, tools), flush=True)
     results, outputs = _timed_rounds([*commands, *training], work, args)
     print(_main_table(commands, results))
     cold, serial, warm = (outputs[command.label] for command in commands[:3])
@@ -391,7 +503,6 @@ def _bench_in(
     print(_index_costs(index_runs))
     if not args.skip_scaling:
         print(_scaling(work, tools, args.runs))
-    return 0
 
 
 def _copied(files: Sequence[Path], destination: Path) -> Corpus:
@@ -574,6 +685,54 @@ def _main_table(commands: Sequence[Command], results: dict[str, Result]) -> str:
             f"the whole corpus, {fixit / tapelint_subset:.0f}x on the same subset."
         )
     return text
+
+
+def _against_ruff(commands: Sequence[Command], results: dict[str, Result]) -> str:
+    """Each command against ruff on the same files (the next ruff row after it)."""
+    rows = [
+        "| command | files | lines | wall s (median) | CPU s (median) | peak memory MB (tree PSS) "
+        "| wall / ruff | CPU / ruff |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for command in commands:
+        ruff = next(
+            c for c in commands if c.label.startswith("ruff") and c.corpus is command.corpus
+        )
+        result, against = results[command.label], results[ruff.label]
+        rows.append(
+            f"| `{command.label}` | {command.corpus.files:,} | {command.corpus.lines:,} "
+            f"| {result.median:.2f} | {result.cpu_median:.2f} "
+            f"| {(result.tree_pss_kb or 0) / 1024:.0f} "
+            f"| {result.median / against.median:.1f} "
+            f"| {result.cpu_median / against.cpu_median:.1f} |"
+        )
+    return "\n".join(rows)
+
+
+def _pair_table(commands: Sequence[Command], results: dict[str, Result]) -> str:
+    """The notebook against the same code as a script, with and without start-up."""
+    notebook, script, empty = (results[c.label] for c in commands)
+    rows = [
+        "\nThe notebook against the same code as one `.py` file:\n",
+        "| command | lines | wall s (median) | CPU s (median) |",
+        "|---|---:|---:|---:|",
+    ]
+    for command in commands:
+        result = results[command.label]
+        rows.append(
+            f"| `{command.label}` | {command.corpus.lines:,} | {result.median:.2f} "
+            f"| {result.cpu_median:.2f} |"
+        )
+
+    def ratio(a: float, b: float, start: float) -> str:
+        net = (a - start) / (b - start) if b > start else float("nan")
+        return f"{a / b:.2f} ({net:.2f} without start-up)"
+
+    rows.append(
+        f"\nnotebook / script: wall {ratio(notebook.median, script.median, empty.median)}, "
+        f"CPU {ratio(notebook.cpu_median, script.cpu_median, empty.cpu_median)}"
+    )
+    return "\n".join(rows)
 
 
 def _scaling(work: Path, tools: Tools, runs: int) -> str:

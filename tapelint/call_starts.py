@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from tapelint.analysis import FileModel
+from tapelint.analysis.file_model.children import child_nodes
 
 # The line ends Python's tokenizer counts (not form feeds, as `str.splitlines` would).
 _LINE_END = re.compile(r"\r\n?|\n")
@@ -147,5 +148,5 @@ def _calls_in(statement: cst.CSTNode) -> list[cst.Call]:
         node = pending.pop()
         if isinstance(node, cst.Call):
             found.append(node)
-        pending.extend(reversed(node.children))
+        pending.extend(reversed(child_nodes(node)))
     return found

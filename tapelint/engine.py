@@ -222,6 +222,7 @@ class Linter:
                 handed_back=handed_back,
             )
             model.path = path
+            model.set_parsed_text(sparse.text)
             if sparse.tree is not None:
                 model.set_text_tree(sparse.tree)
             return model

@@ -14,6 +14,7 @@ import bisect
 import dataclasses
 import itertools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from tapelint.colab_exports import as_ipython, is_colab_export
@@ -257,7 +258,7 @@ def _held_classes(tree: ast.Module, trigger_lines: list[int]) -> frozenset[str]:
     for node in tree.body:
         if not isinstance(node, ast.ClassDef) or not _any_between(trigger_lines, *_span(node)):
             continue
-        for stmt in ast.walk(node):
+        for stmt in _statements_in(node):
             if not isinstance(stmt, ast.Assign) or not isinstance(stmt.value, ast.Call):
                 continue
             func = stmt.value.func
@@ -270,6 +271,25 @@ def _held_classes(tree: ast.Module, trigger_lines: list[int]) -> frozenset[str]:
             if stores_on_self and isinstance(func, ast.Name):
                 held.add(func.id)
     return frozenset(held)
+
+
+# The fields of a statement (or an `except` handler, a `case`) that hold statements.
+_STATEMENT_LISTS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements_in(node: ast.ClassDef) -> Iterator[ast.AST]:
+    """The statements of a class body at any depth (nested blocks and definitions too), and
+    its `except` handlers and `case` clauses, without the expressions `ast.walk` would also
+    visit: the assignments `_held_classes` looks for are statements, and walking every
+    expression of every class with a trigger was about a third of slicing a file."""
+    pending: list[ast.AST] = list(node.body)
+    while pending:
+        stmt = pending.pop()
+        yield stmt
+        for name in _STATEMENT_LISTS:
+            inner = getattr(stmt, name, None)
+            if isinstance(inner, list):
+                pending.extend(inner)
 
 
 def _with_callers(

@@ -2,6 +2,8 @@
 (scopes, definitions, tapes, tape calls, call sites), with the small syntactic questions
 everything else asks.
 
+- `children`: a node's children read from its fields, in libcst's order (libcst's own
+  `children` rebuilds the node to find them).
 - `expressions`: small syntactic questions (names an expression reads, arguments, blocks,
   is a node inside another).
 - `model`: the model's data (`FileModel`, `Def`, `Use`, `TapeInstance`, `HandedTape`,

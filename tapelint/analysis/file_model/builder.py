@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import libcst as cst
 
+from tapelint.analysis.file_model.children import child_nodes
 from tapelint.analysis.file_model.conversions import numpy_conversion
 from tapelint.analysis.file_model.expressions import (
     call_argument,
@@ -726,7 +727,7 @@ class ModelBuilder:
             self._expr(node.left)
             self._expr(node.right)
         else:
-            for child in node.children:
+            for child in child_nodes(node):
                 self._expr(child)
 
     def _comparison(self, node: cst.Comparison) -> None:

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
+from tapelint.analysis.file_model.children import child_nodes
 from tapelint.analysis.project_model.names import ImportTable, is_tensorflow
 
 # Builtins and accessor methods that return what they are given without running a TF op.
@@ -44,7 +45,7 @@ def every_name(node: cst.CSTNode) -> Iterator[cst.Name]:
         current = pending.pop()
         if isinstance(current, cst.Name):
             yield current
-        pending.extend(current.children)
+        pending.extend(child_nodes(current))
 
 
 def argument_for_parameter(
@@ -76,7 +77,7 @@ def names_in(node: cst.CSTNode) -> Iterator[cst.Name]:
     elif isinstance(node, (cst.Lambda, cst.BaseNumber, cst.SimpleString)):
         return
     else:
-        for child in node.children:
+        for child in child_nodes(node):
             yield from names_in(child)
 
 
@@ -95,7 +96,7 @@ def contains(node: cst.CSTNode, inner: cst.CSTNode) -> bool:
         current = pending.pop()
         if current is inner:
             return True
-        pending.extend(current.children)
+        pending.extend(child_nodes(current))
     return False
 
 
@@ -109,7 +110,7 @@ def descendants(
         current = pending.pop()
         yield current
         if not isinstance(current, skip):
-            pending.extend(reversed(current.children))
+            pending.extend(reversed(child_nodes(current)))
 
 
 # Code defined in a node runs elsewhere: a `return` in a nested function, or a `break` in a

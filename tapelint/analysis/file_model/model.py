@@ -299,6 +299,19 @@ class FileModel:
                 self._text_tree = None
         return self._text_tree
 
+    def parsed_text(self) -> str:
+        """The code of the parsed module (the file's text less what was cut before the
+        parse): the text the parser was given when whoever parsed it says so, else
+        generated once per model. Questions about names mentioned outside the parsed code
+        ask it per name, and a notebook's code is all at its module's level."""
+        if not hasattr(self, "_parsed_text"):
+            self._parsed_text = self.module.code
+        return self._parsed_text
+
+    def set_parsed_text(self, text: str) -> None:
+        """The text `module` was parsed from (libcst's code of it is that text, exactly)."""
+        self._parsed_text = text
+
     def set_text_tree(self, tree: ast.Module) -> None:
         """The whole text's `ast`, when whoever parsed the file has it already."""
         self._text_tree = tree

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tapelint.analysis.file_model.children import child_nodes
 from tapelint.analysis.file_model.conversions import PREDICT_METHODS
 from tapelint.analysis.file_model.expressions import argument_value, contains, elements, names_in
 from tapelint.analysis.file_model.model import (
@@ -115,7 +116,7 @@ class Watched:
             return self.derives(func) or any(self.derives(a.value) for a in expr.args)
         if isinstance(expr, (cst.Lambda, cst.BaseNumber, cst.SimpleString)):
             return False
-        return any(self.derives(child) for child in expr.children)
+        return any(self.derives(child) for child in child_nodes(expr))
 
     def _is_submodel(self, func: cst.BaseExpression) -> bool:
         """`self.encoder` when `self`'s variables are watched: an attribute of a watched model
@@ -238,7 +239,7 @@ def index_positions(node: cst.CSTNode, imports: ImportTable | None = None) -> It
                 pending.extend(arg.value for arg in current.args if arg.value is not index)
                 pending.append(current.func)
                 continue
-        pending.extend(current.children)
+        pending.extend(child_nodes(current))
 
 
 def value_names_in(node: cst.CSTNode, imports: ImportTable | None = None) -> Iterator[cst.Name]:

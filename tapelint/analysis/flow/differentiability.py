@@ -26,6 +26,7 @@ from weakref import WeakKeyDictionary
 
 import libcst as cst
 
+from tapelint.analysis.file_model.children import child_nodes
 from tapelint.analysis.file_model.expressions import (
     NESTED_CODE,
     argument_value,
@@ -360,7 +361,7 @@ class _Walk:
             return max(self.reach(expr.body), self.reach(expr.orelse))
         if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
             return self._comprehension(expr)
-        return max((self.reach(child) for child in expr.children), default=Reach.CONST)
+        return max((self.reach(child) for child in child_nodes(expr)), default=Reach.CONST)
 
     def _name(self, name: cst.Name) -> Reach:
         if name.value in self.paths:
@@ -399,19 +400,14 @@ class _Walk:
             return None
         if not isinstance(self.scope.node, cst.FunctionDef):
             return None
-        assignments = [
-            node
-            for node in descendants(self.scope.node.body, skip=NESTED_CODE)
-            if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign))
-            and any(dotted_name(t) == dotted for t in _assignment_targets(node))
-        ]
+        assignments = _self_assignments(self.model, self.scope.node).get(dotted, [])
         if len(assignments) != 1 or not isinstance(assignments[0], cst.Assign):
             return None
         (assignment,) = assignments
         for block in self.call.tape.blocks:
             body = statements(block.body)
             order = {id(line): i for i, line in enumerate(body)}
-            holder = next((line for line in body if assignment in line.children), None)
+            holder = next((line for line in body if assignment in child_nodes(line)), None)
             reader = next(
                 (line for line in body if any(n is attribute for n in descendants(line))), None
             )
@@ -726,6 +722,29 @@ def _self_attributes_read(model: FileModel, method: cst.FunctionDef) -> frozense
         collector = _SelfAttributes()
         method.visit(collector)
         found = per_model[method] = frozenset(collector.names)
+    return found
+
+
+_SELF_ASSIGNMENTS: WeakKeyDictionary[
+    FileModel, dict[cst.FunctionDef, dict[str, list[cst.BaseSmallStatement]]]
+] = WeakKeyDictionary()
+
+
+def _self_assignments(
+    model: FileModel, function: cst.FunctionDef
+) -> dict[str, list[cst.BaseSmallStatement]]:
+    """The assignments in a function (outside the code it nests) by each dotted target they
+    bind, `self.mask` included: one walk per function, where each attribute read of a tape's
+    block used to walk the function again."""
+    per_model = _SELF_ASSIGNMENTS.setdefault(model, {})
+    found = per_model.get(function)
+    if found is None:
+        found = per_model[function] = {}
+        for node in descendants(function.body, skip=NESTED_CODE):
+            if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                targets = {dotted_name(t) for t in _assignment_targets(node)}
+                for dotted in targets - {None}:
+                    found.setdefault(dotted, []).append(node)
     return found
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tapelint.analysis.file_model.children import child_nodes
 from tapelint.analysis.file_model.expressions import statements
 from tapelint.analysis.file_model.model import FileModel, TapeInstance
 
@@ -35,7 +36,7 @@ def _nodes(body: cst.BaseSuite) -> Iterator[cst.CSTNode]:
         if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             continue
         yield node
-        pending.extend(node.children)
+        pending.extend(child_nodes(node))
 
 
 def _discards(model: FileModel, node: cst.CSTNode) -> bool:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from tapelint.analysis.calls.callees import Callee, argument_for, callee_of, keyed_arguments
+from tapelint.analysis.file_model.children import child_nodes
 from tapelint.analysis.file_model.expressions import argument_value, elements, names_in
 from tapelint.analysis.file_model.model import ApplyCall, Def, DefKind, FileModel, Scope, TapeCall
 from tapelint.analysis.project_model.names import is_gradient_tape
@@ -549,7 +550,7 @@ def _statement_holding(model: FileModel, node: cst.CSTNode) -> cst.CSTNode | Non
 def _holds(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
     if tree is node:
         return True
-    return any(_holds(child, node) for child in tree.children)
+    return any(_holds(child, node) for child in child_nodes(tree))
 
 
 _DEBUGGING = ("tensorflow.debugging.", "tensorflow.summary.")

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tapelint.analysis.file_model.children import child_nodes
 from tapelint.analysis.file_model.expressions import (
     argument_value,
     names_in,
@@ -347,7 +348,7 @@ def tests_in(node: cst.CSTNode) -> Iterator[cst.BaseExpression]:
         return
     if isinstance(node, (cst.If, cst.While, cst.IfExp, cst.Assert, cst.CompIf)):
         yield node.test
-    for child in node.children:
+    for child in child_nodes(node):
         yield from tests_in(child)
 
 
@@ -378,7 +379,7 @@ def first_op_on(
         and any(_is_variable(model, arg.value, d) for arg in node.args)
     ):
         return node
-    for child in node.children:
+    for child in child_nodes(node):
         found = first_op_on(model, child, d, selectors)
         if found is not None:
             return found

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tapelint.analysis.file_model.children import child_nodes
 from tapelint.analysis.file_model.expressions import argument_value
 from tapelint.analysis.file_model.model import DefKind
 from tapelint.analysis.keras.forward_pass import ForwardPass
@@ -163,7 +164,7 @@ class CompositionSearch:
                 found = self.of_seen(node.func, seen)
                 if found:
                     return found
-            pending.extend(node.children)
+            pending.extend(child_nodes(node))
         return None
 
     # ------------------------------------------------------------------ classes of this file

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from tapelint.analysis.calls.callees import arguments_passed, only_called_here
+from tapelint.analysis.file_model.children import child_nodes
 from tapelint.analysis.file_model.expressions import argument_value
 from tapelint.analysis.file_model.model import Def, DefKind, FileModel, TapeCall
 from tapelint.analysis.keras.keras_objects import VARIABLE_LISTS, KerasObjects
@@ -364,7 +365,7 @@ class _Target:
                         and self._code_may_add(stmt, seen)
                     ):
                         return True
-            pending.extend(current.children)
+            pending.extend(child_nodes(current))
         return False
 
 
@@ -376,7 +377,7 @@ def _reads_losses(model: FileModel, node: cst.CSTNode) -> bool:
         if isinstance(current, cst.Attribute) and _reads_losses_here(model, current):
             return True
         if not isinstance(current, cst.Lambda):
-            pending.extend(current.children)
+            pending.extend(child_nodes(current))
     return False
 
 

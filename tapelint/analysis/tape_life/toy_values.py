@@ -28,6 +28,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from tapelint.analysis.file_model.children import child_nodes
 from tapelint.analysis.file_model.expressions import call_argument
 from tapelint.analysis.file_model.model import Def, DefKind, FileModel, TapeInstance
 from tapelint.analysis.project_model.names import is_numpy, is_tensorflow
@@ -174,4 +175,4 @@ def _nodes(body: cst.BaseSuite) -> Iterator[cst.CSTNode]:
         node = pending.pop()
         yield node
         if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            pending.extend(node.children)
+            pending.extend(child_nodes(node))

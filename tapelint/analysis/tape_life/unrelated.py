@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
+from tapelint.analysis.file_model.children import child_nodes
 from tapelint.analysis.file_model.expressions import child_blocks, contains, names_in, statements
 from tapelint.analysis.file_model.model import (
     Def,
@@ -210,7 +211,7 @@ class _Independence:
                 return True
             if isinstance(expr.func, cst.Name) and expr.func.value == "next":
                 return True
-        return any(self._works(child) for child in expr.children)
+        return any(self._works(child) for child in child_nodes(expr))
 
     def independent(self, expr: cst.CSTNode) -> bool:
         """Certainly computed from nothing the tape watches (see the module docstring)."""
@@ -254,7 +255,7 @@ class _Independence:
                 cst.Arg,
             ),
         ):
-            return all(self.independent(c) for c in expr.children if not _is_syntax(c))
+            return all(self.independent(c) for c in child_nodes(expr) if not _is_syntax(c))
         return False
 
     def _call_independent(self, call: cst.Call) -> bool:

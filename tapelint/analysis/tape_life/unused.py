@@ -41,6 +41,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from tapelint.analysis.file_model.children import child_nodes
 from tapelint.analysis.file_model.model import (
     UNREAD_CELL,
     CallSite,
@@ -210,7 +211,7 @@ def _declared_outside(function: cst.FunctionDef, name: str) -> bool:
             if any(item.name.value == name for item in node.names):
                 return True
         elif not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            pending.extend(node.children)
+            pending.extend(child_nodes(node))
     return False
 
 
@@ -274,11 +275,11 @@ def _yields_in(block: cst.With) -> bool:
         if isinstance(node, cst.Yield):
             return True
         if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            pending.extend(node.children)
+            pending.extend(child_nodes(node))
     return False
 
 
 def _names(node: cst.CSTNode) -> list[cst.Name]:
     if isinstance(node, cst.Name):
         return [node]
-    return [n for child in node.children for n in _names(child)]
+    return [n for child in child_nodes(node) for n in _names(child)]

@@ -39,6 +39,7 @@ from enum import Enum
 import libcst as cst
 
 from tapelint.analysis.calls.callees import call_site, plain_function
+from tapelint.analysis.file_model.children import child_nodes
 from tapelint.analysis.file_model.expressions import argument_value, holds, statements
 from tapelint.analysis.file_model.model import CallSite, DefKind, FileModel, Scope
 from tapelint.analysis.keras.keras_objects import LAYER_BASES, MODEL_CLASSES, is_application
@@ -337,7 +338,7 @@ def calls_inside(nodes: Sequence[cst.CSTNode]) -> Iterator[cst.Call]:
         node = pending.pop()
         if isinstance(node, cst.Call):
             yield node
-        pending.extend(node.children)
+        pending.extend(child_nodes(node))
 
 
 def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:

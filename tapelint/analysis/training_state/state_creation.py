@@ -55,6 +55,7 @@ from tapelint.analysis.calls.steps import (
     under_condition,
     with_items_around,
 )
+from tapelint.analysis.file_model.children import child_nodes
 from tapelint.analysis.file_model.model import CallSite, DefKind, FileModel, Scope
 from tapelint.analysis.keras.keras_objects import RUNNING_METHODS
 from tapelint.analysis.training_state.constructors import Constructors, StateKind, calls_inside
@@ -307,7 +308,7 @@ def _names_and_attributes(nodes: Sequence[cst.CSTNode]) -> Iterator[cst.BaseExpr
         node = pending.pop()
         if isinstance(node, (cst.Name, cst.Attribute)):
             yield node
-        pending.extend(node.children)
+        pending.extend(child_nodes(node))
 
 
 def _function_of(scope: Scope | None) -> cst.FunctionDef | None:
