@@ -37,12 +37,17 @@ trigger), where a use could hide.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from weakref import WeakKeyDictionary
 
 import libcst as cst
 
-from tapelint.analysis.file_model.expressions import contains, descendants, statements
+from tapelint.analysis.file_model.expressions import (
+    child_blocks,
+    contains,
+    descendants,
+    statements,
+)
 from tapelint.analysis.file_model.model import Def, DefKind, FileModel, TapeCall, Use
 from tapelint.analysis.tape_life.significant_work import is_idle
 
@@ -218,14 +223,29 @@ def _none_assertions(model: FileModel) -> frozenset[cst.SimpleStatementLine]:
     """The statements of the module that assert something is None (built once per model)."""
     found = _NONE_ASSERTING.get(model)
     if found is None:
-        found = frozenset(
-            node
-            for node in descendants(model.module)
-            if isinstance(node, cst.SimpleStatementLine)
-            and any(_asserted(small) is not None for small in node.body)
+        # Each kind of assertion is spelled with `assert` (the keyword, `assertIsNone`): a
+        # module without the word has none, and is not walked. Statements hold no
+        # statements inside expressions, so the walk goes from block to block only.
+        found = (
+            frozenset(
+                node
+                for node in _all_statements(model.module.body)
+                if isinstance(node, cst.SimpleStatementLine)
+                and any(_asserted(small) is not None for small in node.body)
+            )
+            if "assert" in model.source_text
+            else frozenset()
         )
         _NONE_ASSERTING[model] = found
     return found
+
+
+def _all_statements(body: Sequence[cst.CSTNode]) -> Iterator[cst.CSTNode]:
+    """The statements of `body` and of every block inside them, definitions included."""
+    for stmt in body:
+        yield stmt
+        for block in child_blocks(stmt):
+            yield from _all_statements(block)
 
 
 _NONE_ASSERTING: WeakKeyDictionary[FileModel, frozenset[cst.SimpleStatementLine]] = (
