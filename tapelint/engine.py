@@ -28,6 +28,7 @@ from tapelint.analysis.file_model.model import HandedTape
 from tapelint.analysis.file_model.test_code import in_test_definition, is_test_path
 from tapelint.analysis.project_model.summaries import ModuleSummary, ProjectIndex
 from tapelint.analysis.summarising.function_summaries import summarize
+from tapelint.ast_statements import AstStatements
 from tapelint.call_starts import CallStarts
 from tapelint.config import DEFAULT_MAX_FILE_SIZE
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position, Related
@@ -329,29 +330,24 @@ class _Locator:
     training code), so it is not run over the module. For a reported node, the statements
     that hold it are pruned down to the path to it: each block on the way keeps only the
     statement that leads to the node, and the module keeps only the top-level statement. That
-    small module is resolved, and the positions are shifted by the lines of the statements
-    pruned before the path (counted in generated code, which is several times cheaper than
-    positions). Columns need no shift: every kept statement keeps its indentation. A node the
-    model cannot place is resolved in the whole module instead.
+    small module is resolved. The innermost statement of the path keeps all its lines, so
+    the node is as many lines below that statement's start as it is in the small module;
+    where that statement starts in the file is Python's `ast`'s (`tapelint.ast_statements`:
+    the slicer's tree, at no cost). Columns need no shift: every kept statement keeps its
+    indentation. A node the model cannot place, or whose statement the `ast` tree does not
+    pair with, is resolved in the whole module instead.
     """
 
-    def __init__(
-        self,
-        model: FileModel,
-        sparse: SparseSource,
-        lines: list[str],
-    ) -> None:
+    def __init__(self, model: FileModel, sparse: SparseSource, lines: list[str]) -> None:
         self._model = model
         self._module = model.module
         self._sparse = sparse
         self._lines = lines
-        # kept statement -> (lines before it that pruning removed, positions in its module)
+        # innermost statement of a path -> (lines to add, positions in its pruned module)
         self._pruned: dict[cst.CSTNode, tuple[int, Mapping[cst.CSTNode, CodeRange]]] = {}
-        # a block (or the module) -> lines before each of its statements, as far as needed
-        self._lines_before: dict[cst.CSTNode, list[int]] = {}
         self._whole: Mapping[cst.CSTNode, CodeRange] | None = None
-        self._calls = CallStarts(model, sparse.text)
-        self._header_lines = sum(self._line_count(line) for line in self._module.header)
+        self._statements = AstStatements(model, sparse)
+        self._calls = CallStarts(model, self._statements)
 
     def place(self, node: cst.CSTNode) -> tuple[int, int, int | None]:
         """(line, column, cell) of where `node` starts, for a summary's sites: a call from
@@ -384,46 +380,43 @@ class _Locator:
     def _resolve(
         self, path: list[cst.CSTNode]
     ) -> tuple[int, Mapping[cst.CSTNode, CodeRange]] | None:
-        found = self._pruned.get(path[-1])
+        innermost = path[-1]
+        found = self._pruned.get(innermost)
         if found is not None:
             return found
-        top_index = self._index_in(self._module.body, path[0])
-        if top_index is None:
+        starts = self._statements.statements(path)
+        first = self._statements.line(starts[0].lineno) if starts else None
+        if first is None or self._index_in(self._module.body, path[0]) is None:
             return None
-        pruned, removed = path[-1], 0
+        pruned = innermost
         for owner, child in zip(reversed(path[:-1]), reversed(path[1:]), strict=True):
             block = getattr(owner, "body", None)
             index = (
                 self._index_in(block.body, child) if isinstance(block, cst.IndentedBlock) else None
             )
             if index is None:  # another block (`else:`, `except:`): keep the owner whole
-                pruned, removed = owner, 0
+                pruned = owner
                 continue
-            removed += self._before(block, block.body, index, 0)
             pruned = owner.with_changes(body=block.with_changes(body=[pruned]))
-        removed += self._before(self._module, self._module.body, top_index, self._header_lines)
         alone = self._module.with_changes(
             body=[pruned], header=[], footer=[], has_trailing_newline=True
         )
-        found = (removed, _positions(alone))
-        self._pruned[path[-1]] = found
+        positions = _positions(alone)
+        # The first line of the innermost statement (the first of its small statements, for
+        # a line of them: where the `ast` statement starts).
+        anchor = (
+            innermost.body[0]
+            if isinstance(innermost, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+            else innermost
+        )
+        found = (first - positions[anchor].start.line, positions)
+        self._pruned[innermost] = found
         return found
 
     def _index_in(self, body: Sequence[cst.CSTNode], stmt: cst.CSTNode) -> int | None:
         """Where `stmt` sits in `body`, from the index the model recorded for it."""
         index = self._model.stmt_parent[stmt][2]
         return index if index < len(body) and body[index] is stmt else None
-
-    def _before(self, key: cst.CSTNode, body: Sequence[cst.CSTNode], index: int, start: int) -> int:
-        """Lines of the statements of `body` before `index`, plus `start`."""
-        counts = self._lines_before.setdefault(key, [start])
-        while len(counts) <= index:
-            counts.append(counts[-1] + self._line_count(body[len(counts) - 1]))
-        return counts[index]
-
-    def _line_count(self, node: cst.CSTNode) -> int:
-        """Line ends in the code generated for `node`, counted as PositionProvider does."""
-        return len(_NEWLINE.findall(self._module.code_for_node(node)))
 
     def _position(self, point: CodePosition) -> Position:
         return Position(self._sparse.original_line(point.line), point.column + 1)
@@ -441,8 +434,6 @@ class _Locator:
         line_after = Position(end.line + 1 if end.column > 1 else end.line, 1)
         return Edit(line_after, line_after, text)
 
-
-_NEWLINE = re.compile(r"\r\n?|\n")
 
 # A notebook program's (line, column) -> (cell, position within the cell, path): the path
 # is None for a line of the notebook; for a line of a file a cell runs (`%run`), it is that
