@@ -18,7 +18,6 @@ with `ast` here, once, when first needed.
 from __future__ import annotations
 
 import ast
-import bisect
 import re
 from collections.abc import Sequence
 
@@ -36,8 +35,6 @@ class AstStatements:
         self._model = model
         self._sparse = sparse
         self._tree: ast.Module | None = None
-        # (first line in the tree's text, first line in the slice, lines), ascending
-        self._kept: list[tuple[int, int, int]] = []
         self._lines: list[str] | None = None
         # (a block's owner, which of its blocks) -> its `ast` statements that were kept
         self._blocks: dict[tuple[cst.CSTNode, int], list[ast.stmt]] = {}
@@ -91,13 +88,9 @@ class AstStatements:
     def line(self, tree_line: int) -> int | None:
         """The line of the slice that line `tree_line` of the `ast` tree's text is; None
         for a line that was cut out."""
-        self._parsed()
-        index = bisect.bisect_right(self._kept, (tree_line, float("inf"))) - 1
-        if index < 0:
-            return None
-        tree_start, slice_start, count = self._kept[index]
-        offset = tree_line - tree_start
-        return slice_start + offset if offset < count else None
+        if self._parsed() is self._sparse.tree:
+            return self._sparse.slice_line(tree_line)
+        return tree_line  # the slice's own tree
 
     def column(self, line: int, utf8_offset: int) -> int:
         """The 0-based column in code points of byte `utf8_offset` of line `line` of the
@@ -109,26 +102,14 @@ class AstStatements:
 
     # ------------------------------------------------------------------ internals
     def _parsed(self) -> ast.Module:
-        if self._tree is not None:
-            return self._tree
-        sparse = self._sparse
-        tree = sparse.tree
-        if tree is None:
+        if self._tree is None:
+            self._tree = self._sparse.tree
+        if self._tree is None:
             try:
-                tree = ast.parse(sparse.text)
+                self._tree = ast.parse(self._sparse.text)
             except (SyntaxError, ValueError):  # libcst parsed it: not expected
-                tree = ast.Module(body=[], type_ignores=[])
-            segments: tuple[tuple[int, int], ...] = ((1, 1),)
-        else:
-            segments = sparse.segments
-        total = sparse.text.count("\n") + 1
-        ends = [start for start, _ in segments[1:]] + [total + 1]
-        self._kept = [
-            (original, start, end - start)
-            for (start, original), end in zip(segments, ends, strict=True)
-        ]
-        self._tree = tree
-        return tree
+                self._tree = ast.Module(body=[], type_ignores=[])
+        return self._tree
 
     def _kept_of(self, key: tuple[cst.CSTNode, int], block: list[ast.stmt]) -> list[ast.stmt]:
         """The statements of an `ast` block that the slice kept (their first line is in it)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import bisect
 import dataclasses
+import functools
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -137,6 +138,26 @@ class SparseSource:
         index = bisect.bisect_right(self.segments, (line, float("inf"))) - 1
         sparse_start, original_start = self.segments[max(index, 0)]
         return original_start + (line - sparse_start)
+
+    def slice_line(self, original: int) -> int | None:
+        """The line of `text` that line `original` of the original is; None for a line that
+        was cut out (the inverse of `original_line`)."""
+        index = bisect.bisect_right(self._original_starts, original) - 1
+        if index < 0:
+            return None
+        sparse_start, original_start = self.segments[index]
+        line = sparse_start + (original - original_start)
+        end = self.segments[index + 1][0] if index + 1 < len(self.segments) else self._end
+        return line if line < end else None
+
+    @functools.cached_property
+    def _original_starts(self) -> list[int]:
+        return [original for _, original in self.segments]
+
+    @functools.cached_property
+    def _end(self) -> int:
+        """The line after the last line of `text` (a line end ends a line, and starts none)."""
+        return self.text.count("\n") + (1 if self.text.endswith("\n") else 2)
 
 
 def mentions(text: str, triggers: tuple[str, ...]) -> bool:

@@ -55,9 +55,15 @@ BIG = textwrap.dedent(
 
 
 def _assert_lines_preserved(original: str, sparse: SparseSource) -> None:
+    """Each line of the slice is the original's line it maps to, and the original's lines
+    map back to it (`slice_line`), or to None when they were cut."""
     original_lines = original.split("\n")
     for number, line in enumerate(sparse.text.split("\n")[:-1], start=1):
         assert original_lines[sparse.original_line(number) - 1] == line
+    lines = sparse.text.count("\n") + (0 if sparse.text.endswith("\n") else 1)
+    kept = {sparse.original_line(number): number for number in range(1, lines + 1)}
+    for number in range(1, len(original_lines) + 1):
+        assert sparse.slice_line(number) == kept.get(number), number
 
 
 def test_definitions_without_triggers_are_cut_and_lines_map_back():
