@@ -1,5 +1,8 @@
 """Lint one file: decode, skip or slice, parse once, build the tape model, run the rules.
 
+A long-lived caller (the language server) parses through its project's `IncrementalParser`,
+which reuses what earlier parses made of the top-level statements an edit left alone.
+
 The model is walked a second time, over the same parse, only when a call binds a tape that a
 helper hands back (`out, tape = self._forward(x)`): which calls do is known once the module's
 own summary and the project's index are (`calls.handed_tapes`).
@@ -17,7 +20,7 @@ import io
 import re
 import tokenize
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -32,6 +35,7 @@ from tapelint.ast_statements import AstStatements
 from tapelint.call_starts import CallStarts
 from tapelint.config import DEFAULT_MAX_FILE_SIZE
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position, Related
+from tapelint.incremental_parse import IncrementalParser
 from tapelint.registry import rule_by_code_or_name
 from tapelint.rule import Finding, NodeEdit, Rule
 from tapelint.source import (
@@ -48,12 +52,14 @@ from tapelint.suppression import unsuppressed
 @dataclass(frozen=True)
 class ModuleContext:
     """What a file is in its project: its module's dotted name (`__main__` for code that
-    nothing imports), whether it is a package's `__init__`, and the project's index of
-    summaries (None: only the library table's)."""
+    nothing imports), whether it is a package's `__init__`, the project's index of
+    summaries (None: only the library table's), and how its text is parsed."""
 
     name: str = "__main__"
     is_package: bool = False
     index: ProjectIndex | None = None
+    # Parses with the pieces of earlier parses (a server's project); None: the whole text.
+    parser: IncrementalParser | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -197,7 +203,10 @@ class Linter:
     ) -> FileAnalysis:
         lines = text.split("\n")
         try:
-            module = cst.parse_module(sparse.text)
+            if context.parser is not None:
+                module = context.parser.parse(sparse)
+            else:
+                module = cst.parse_module(sparse.text)
         except cst.ParserSyntaxError as error:
             line = sparse.original_line(error.raw_line)
             problem = SyntaxProblem(line, error.raw_column + 1, error.message)
