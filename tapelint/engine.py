@@ -14,6 +14,7 @@ mapped back through the slice's line map to the file's own lines.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import gc
 import io
@@ -36,6 +37,7 @@ from tapelint.call_starts import CallStarts
 from tapelint.config import DEFAULT_MAX_FILE_SIZE
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position, Related
 from tapelint.incremental_parse import IncrementalParser
+from tapelint.position_memory import PositionMemory, PrunedPositions
 from tapelint.registry import rule_by_code_or_name
 from tapelint.rule import Finding, NodeEdit, Rule
 from tapelint.source import (
@@ -58,8 +60,10 @@ class ModuleContext:
     name: str = "__main__"
     is_package: bool = False
     index: ProjectIndex | None = None
-    # Parses with the pieces of earlier parses (a server's project); None: the whole text.
+    # Parses with the pieces of earlier parses, and places findings with the positions of
+    # earlier checks (a server's project); None: the whole text, positions afresh.
     parser: IncrementalParser | None = field(default=None, compare=False)
+    positions: PositionMemory | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -177,7 +181,8 @@ class Linter:
         context: ModuleContext,
         origin: LineOrigin | None,
     ) -> FileAnalysis:
-        sparse = relevant_source(text, self.triggers)
+        parse = context.parser.parse_tree if context.parser is not None else ast.parse
+        sparse = relevant_source(text, self.triggers, parse)
         if isinstance(sparse, SyntaxProblem):
             return FileAnalysis(self._syntax_error(path, sparse))
         too_large = too_large_to_parse(sparse.text)
@@ -233,7 +238,7 @@ class Linter:
             return model
 
         model = modelled({})
-        locate = _Locator(model, sparse, lines)
+        locate = _Locator(model, sparse, lines, context.positions)
         # The summary is the first walk's: it depends on the module's own text only.
         summary = summarize(model, path, _placer(locate, origin))
         index = self._own_view(project, summary, context)
@@ -241,7 +246,7 @@ class Linter:
         if handed_back:
             # Helpers hand back tapes: walk again, with those calls' names bound to tapes.
             model = modelled(handed_back)
-            locate = _Locator(model, sparse, lines)
+            locate = _Locator(model, sparse, lines, context.positions)
         model.index = index
         findings = [
             (type(rule), f)
@@ -344,11 +349,20 @@ class _Locator:
     where that statement starts in the file is Python's `ast`'s (`tapelint.ast_statements`:
     the slicer's tree, at no cost). Columns need no shift: every kept statement keeps its
     indentation. A node the model cannot place, or whose statement the `ast` tree does not
-    pair with, is resolved in the whole module instead.
+    pair with, is resolved in the whole module instead. With a `PositionMemory` (the
+    language server's), the positions of a path of statements an edit left alone are the
+    last check's.
     """
 
-    def __init__(self, model: FileModel, sparse: SparseSource, lines: list[str]) -> None:
+    def __init__(
+        self,
+        model: FileModel,
+        sparse: SparseSource,
+        lines: list[str],
+        memory: PositionMemory | None = None,
+    ) -> None:
         self._model = model
+        self._memory = memory
         self._module = model.module
         self._sparse = sparse
         self._lines = lines
@@ -397,6 +411,21 @@ class _Locator:
         first = self._statements.line(starts[0].lineno) if starts else None
         if first is None or self._index_in(self._module.body, path[0]) is None:
             return None
+        key = (tuple(path), self._module.default_indent, self._module.default_newline)
+        pruned = self._memory.get(key) if self._memory is not None else None
+        if pruned is None:
+            pruned = self._pruned_positions(path)
+            if self._memory is not None:
+                self._memory.put(key, pruned)
+        found = (first - pruned[0], pruned[1])
+        self._pruned[innermost] = found
+        return found
+
+    def _pruned_positions(self, path: list[cst.CSTNode]) -> PrunedPositions:
+        """The positions in the module pruned to `path`, and the line where its innermost
+        statement starts there (the first of its small statements, for a line of them:
+        where the `ast` statement starts)."""
+        innermost = path[-1]
         pruned = innermost
         for owner, child in zip(reversed(path[:-1]), reversed(path[1:]), strict=True):
             block = getattr(owner, "body", None)
@@ -411,16 +440,12 @@ class _Locator:
             body=[pruned], header=[], footer=[], has_trailing_newline=True
         )
         positions = _positions(alone)
-        # The first line of the innermost statement (the first of its small statements, for
-        # a line of them: where the `ast` statement starts).
         anchor = (
             innermost.body[0]
             if isinstance(innermost, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
             else innermost
         )
-        found = (first - positions[anchor].start.line, positions)
-        self._pruned[innermost] = found
-        return found
+        return positions[anchor].start.line, positions
 
     def _index_in(self, body: Sequence[cst.CSTNode], stmt: cst.CSTNode) -> int | None:
         """Where `stmt` sits in `body`, from the index the model recorded for it."""

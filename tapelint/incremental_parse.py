@@ -29,13 +29,24 @@ them, and the module's two defaults:
 Where the statements are is the slicer's `ast` tree's (`SparseSource.tree`): a slice
 without one is parsed whole. A piece whose text occurs twice in one slice is parsed again
 the second time, so that no node is in the module twice (the analysis keys on nodes).
+
+That `ast` tree is made the same way (`parse_tree`, which the slicer calls instead of
+`ast.parse`): the text is compared with the texts of the latest trees, and the top-level
+statements before the first changed line are kept, and those after the last one when no
+line was added or removed (their line numbers hold); the lines between are parsed with
+`ast`, as many empty lines before them as there were lines before, so that every node has
+its line. Python's grammar reads a module as a sequence of statements, each from a line
+where the tokenizer is in its starting state, so a run of whole statements parses alone as
+it does in the whole; when the run does not parse alone (a bracket or a string left open
+swallows what follows), or the text names `__future__` (which changes the grammar), the
+whole text is parsed.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -49,6 +60,8 @@ _FALLBACK_INDENT = "    "  # libcst's default_indent for a module without indent
 
 # Lines of pieces kept from earlier parses: a few large files, for a server's open files.
 DEFAULT_MAX_LINES = 20_000
+# `ast` trees of earlier texts an edited text is compared with.
+_TREES_KEPT = 4
 
 
 @dataclass(frozen=True)
@@ -72,6 +85,22 @@ class IncrementalParser:
         self._pieces: OrderedDict[tuple[str, bool], _Piece] = OrderedDict()
         self._lines = 0
         self.reused = 0  # pieces taken from earlier parses, over the parser's life
+        self._trees: deque[tuple[str, ast.Module]] = deque(maxlen=_TREES_KEPT)
+
+    def parse_tree(self, text: str) -> ast.Module:
+        """`ast.parse(text)`, with the top-level statements of a recent tree that an edit
+        left alone; raises what `ast.parse` raises."""
+        for earlier, tree in self._trees:
+            if earlier == text:
+                return tree
+        tree = None
+        if self._trees and "__future__" not in text:
+            earlier, earlier_tree = max(self._trees, key=lambda kept: _shared(kept[0], text))
+            tree = _edited_tree(earlier, earlier_tree, text)
+        if tree is None:
+            tree = ast.parse(text)
+        self._trees.appendleft((text, tree))
+        return tree
 
     def parse(self, sparse: SparseSource) -> cst.Module:
         """libcst's module of `sparse.text`, as `cst.parse_module` makes it; raises what
@@ -230,3 +259,75 @@ def _last_line(sparse: SparseSource, statement: ast.stmt) -> int | None:
         member for member in statement.body if sparse.slice_line(_first_line(member)) is not None
     ]
     return _last_line(sparse, kept[-1]) if kept else None
+
+
+# ---------------------------------------------------------------------- `ast` trees
+def _shared(earlier: str, text: str) -> int:
+    """How many characters the two texts share at their start and end."""
+    start = _common_prefix(earlier, text)
+    return start + _common_suffix(earlier, text, start)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix (a binary search of slices compared in C)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix(a: str, b: str, prefix: int) -> int:
+    """The length of the longest common suffix that leaves the common prefix alone."""
+    low, high = 0, min(len(a), len(b)) - prefix
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[len(a) - middle :] == b[len(b) - middle :]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _edited_tree(earlier: str, tree: ast.Module, text: str) -> ast.Module | None:
+    """The `ast` tree of `text`, made from the tree of the `earlier` text it was edited
+    from (see the module's docstring); None when the whole text must be parsed."""
+    start = _common_prefix(earlier, text)
+    end = _common_suffix(earlier, text, start)
+    # Lines wholly in the shared start (before the first changed line), and wholly in
+    # the shared end (after the last), of both texts.
+    same_before = earlier.count("\n", 0, start)
+    same_after = earlier.count("\n", len(earlier) - end)
+    old_lines = earlier.count("\n") + 1
+    lines = text.split("\n")
+    shift = len(lines) - old_lines
+    body = tree.body
+    before = 0
+    while before < len(body) and (body[before].end_lineno or 0) <= same_before:
+        before += 1
+    # A statement sharing its last line with the next one goes with it.
+    while 0 < before < len(body) and _first_line(body[before]) <= (
+        body[before - 1].end_lineno or 0
+    ):
+        before -= 1
+    after = len(body)
+    if shift == 0:
+        while after > before and _first_line(body[after - 1]) > old_lines - same_after:
+            after -= 1
+        while (
+            after < len(body)
+            and after > before
+            and _first_line(body[after]) <= (body[after - 1].end_lineno or 0)
+        ):
+            after += 1
+    first = (body[before - 1].end_lineno or 0) + 1 if before else 1
+    last = _first_line(body[after]) - 1 if after < len(body) else len(lines)
+    region = "\n".join(lines[first - 1 : last]) + ("\n" if last < len(lines) else "")
+    try:
+        middle = ast.parse("\n" * (first - 1) + region)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return ast.Module(body=[*body[:before], *middle.body, *body[after:]], type_ignores=[])

@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tapelint.colab_exports import as_ipython, is_colab_export
@@ -164,26 +165,31 @@ def mentions(text: str, triggers: tuple[str, ...]) -> bool:
     return TriggerTest(triggers).in_text(text)
 
 
-def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | SyntaxProblem:
+def relevant_source(
+    text: str,
+    triggers: tuple[str, ...],
+    parse: Callable[[str], ast.Module] = ast.parse,
+) -> SparseSource | SyntaxProblem:
     """`text` without top-level definitions that cannot matter to rules with these triggers.
 
     A file whose every mention of a trigger is inside a string or a comment has nothing to
     parse (and is not syntax-checked either: TAP001 is for files whose code could matter).
     Lines end at `\n` (or `\r\n`): the engine makes lone carriage returns newlines first
-    (`engine.with_newline_line_ends`)."""
+    (`engine.with_newline_line_ends`). `parse` is `ast.parse`, or what stands for it (the
+    language server's `IncrementalParser.parse_tree`)."""
     literals = Literals(text)
     positions = TriggerTest(triggers).positions(text)
     if all(literals.contains(position) for position in positions):
         return SparseSource("", ((1, 1),))
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except SyntaxError as error:
         if runs_as_cells(text):
             return SparseSource("", ((1, 1),))  # run cell by cell: see percent_cells
         if is_colab_export(text):
             ipython = as_ipython(text)
             if ipython is not None and ipython != text:
-                return relevant_source(ipython, triggers)  # see colab_exports
+                return relevant_source(ipython, triggers, parse)  # see colab_exports
         return SyntaxProblem(error.lineno or 1, error.offset or 1, error.msg)
     except ValueError as error:  # e.g. null bytes on older interpreters
         return SyntaxProblem(1, 1, str(error))

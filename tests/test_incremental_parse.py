@@ -281,3 +281,101 @@ def test_pieces_least_recently_used_go_beyond_the_line_limit():
     assert again.body[0] is first.body[0]  # in every parse: kept
     assert again.body[2] is not first.body[2]  # in the first parse only: gone
     assert again.deep_equals(first)
+
+
+# ---------------------------------------------------------------------- `ast` trees
+def _dump(text_or_tree: str | ast.Module) -> str:
+    tree = ast.parse(text_or_tree) if isinstance(text_or_tree, str) else text_or_tree
+    return ast.dump(tree, include_attributes=True)
+
+
+def test_an_edit_in_a_line_keeps_the_other_statements_of_the_tree():
+    parser = IncrementalParser()
+    before = parser.parse_tree(STEPS)
+    edited = STEPS.replace("model(x) * 1.0", "model(x) * 1.5")
+    after = parser.parse_tree(edited)
+    assert _dump(after) == _dump(edited)
+    assert after.body[1] is not before.body[1]
+    assert all(after.body[i] is before.body[i] for i in (0, 2, 3, 4))
+
+
+def test_an_added_line_keeps_the_statements_before_it_and_moves_those_after():
+    parser = IncrementalParser()
+    before = parser.parse_tree(STEPS)
+    edited = STEPS.replace(
+        "    return tape.gradient", "    # a new line\n    return tape.gradient", 1
+    )
+    after = parser.parse_tree(edited)
+    assert _dump(after) == _dump(edited)
+    assert after.body[0] is before.body[0]
+    assert after.body[4].lineno == before.body[4].lineno + 1
+
+
+def test_a_text_naming_future_features_is_parsed_whole():
+    # `from __future__ import barry_as_FLUFL` changes the grammar of what follows.
+    text = "from __future__ import annotations\n" + STEPS
+    parser = IncrementalParser()
+    before = parser.parse_tree(text)
+    after = parser.parse_tree(text.replace("1.0", "1.5"))
+    assert after.body[0] is not before.body[0]
+
+
+# What an edit inserts: lines that open, close or continue blocks, brackets and strings.
+SNIPPETS = [
+    *("    x = 1", "x = 1", "", "# c", "    # c", "else:", "def g():", "(", ")", '"""'),
+    *("\\", "@dec", "    pass", "y", ":", "elif z:", "if a:", "except E:", "1"),
+]
+EDITS = st.lists(
+    st.tuples(
+        st.integers(min_value=0, max_value=10_000),  # which line
+        st.integers(min_value=0, max_value=200),  # where in it
+        st.sampled_from(["insert line", "delete line", "insert text", "delete character"]),
+        st.sampled_from(SNIPPETS),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+def _edited(text: str, edit: tuple[int, int, str, str]) -> str:
+    lines = text.split("\n")
+    line, column, kind, snippet = edit
+    line %= len(lines)
+    column %= len(lines[line]) + 1
+    if kind == "insert line":
+        lines.insert(line, snippet)
+    elif kind == "delete line" and len(lines) > 1:
+        del lines[line]
+    elif kind == "insert text":
+        lines[line] = lines[line][:column] + snippet + lines[line][column:]
+    else:
+        lines[line] = lines[line][:column] + lines[line][column + 1 :]
+    return "\n".join(lines)
+
+
+def _outcome(parse, text: str) -> tuple[str, str]:
+    try:
+        return "tree", _dump(parse(text))
+    except (SyntaxError, ValueError) as error:
+        return type(error).__name__, str(error)
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    start=st.sampled_from([STEPS, AROUND, *(p.read_text() for p in _python_fixtures()[::25])]),
+    edits=EDITS,
+)
+def test_edited_texts_parse_to_the_tree_of_the_whole_text(start, edits):
+    # Each edit is parsed from the tree of the text before it, as a server's edits are.
+    parser = IncrementalParser()
+    text = start
+    for edit in edits:
+        text = _edited(text, edit)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            assert _outcome(parser.parse_tree, text) == _outcome(ast.parse, text)
