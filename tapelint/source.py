@@ -24,6 +24,7 @@ from tapelint.percent_cells import runs_as_cells
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _DEFINITIONS = (*_FUNCTIONS, ast.ClassDef)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = re.compile(r"\w+")  # a whole word: what `\bname\b` matches when it is `name`
 
 
 # Triggers that library code mentions mostly in prose or in definitions: `tf.function` is in
@@ -326,21 +327,27 @@ def _with_callers(
     attributes = {name for name in attributes if not name.startswith("__")}
     uses = [
         position
-        for position in (*_name_uses(text, bare), *_name_uses(text, attributes, prefix=r"\."))
+        for position in (*_name_uses(text, bare), *_name_uses(text, attributes, after_dot=True))
         if not literals.contains(position)
         and (text[position] == "." or not _defines_or_follows_dot(text, position))
     ]
     return sorted({*trigger_lines, *_lines_of(text, sorted(uses))})
 
 
-def _name_uses(text: str, names: set[str], prefix: str = r"\b") -> list[int]:
-    """Where `names` occur as whole words (after `prefix`). One alternation of literal
-    names: the regular expression engine skips ahead on their first characters, which a
-    pattern opening with a lookbehind would not let it do (quadratic on large files)."""
+def _name_uses(text: str, names: set[str], *, after_dot: bool = False) -> list[int]:
+    """Where `names` occur as whole words; `after_dot`: right after a `.`, where the dot
+    is. One pass over the words of the text, each looked up in the set: an alternation of
+    the names made the regular expression engine try each of them at every word (a file
+    of training steps has hundreds)."""
     if not names:
         return []
-    pattern = re.compile(prefix + "(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
-    return [match.start() for match in pattern.finditer(text)]
+    if after_dot:
+        return [
+            match.start() - 1
+            for match in _WORD.finditer(text)
+            if match.group() in names and match.start() and text[match.start() - 1] == "."
+        ]
+    return [match.start() for match in _WORD.finditer(text) if match.group() in names]
 
 
 def _defines_or_follows_dot(text: str, position: int) -> bool:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tapelint.colab_exports import as_ipython, is_colab_export
 from tapelint.engine import Linter
 from tapelint.registry import all_rules
-from tapelint.source import SparseSource, SyntaxProblem, mentions, relevant_source
+from tapelint.source import SparseSource, SyntaxProblem, _name_uses, mentions, relevant_source
 from tests.fixture_markers import FIXTURES
 
 TRIGGERS = ("GradientTape",)
@@ -340,3 +343,22 @@ def test_a_helper_handed_the_tape_is_read_and_prose_about_it_is_not():
     ]
     for source in prose:
         assert not linter.may_report(source.encode()), source
+
+
+def _name_uses_by_alternation(text: str, names: set[str], prefix: str) -> list[int]:
+    """The oracle: the names as one alternation between word boundaries."""
+    if not names:
+        return []
+    pattern = re.compile(prefix + "(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+    return [match.start() for match in pattern.finditer(text)]
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(
+    text=st.text(alphabet=st.sampled_from(list("ab_1.é(\n #'")), max_size=80),
+    names=st.sets(st.sampled_from(["a", "ab", "b_", "_a", "é", "aé1", "ba"]), max_size=4),
+)
+def test_name_uses_are_whole_words_as_an_alternation_finds_them(text, names):
+    assert _name_uses(text, names) == _name_uses_by_alternation(text, names, r"\b")
+    dotted = _name_uses(text, names, after_dot=True)
+    assert dotted == _name_uses_by_alternation(text, names, r"\.")
