@@ -19,6 +19,8 @@
   checked again, after it: those whose last check used its module (`Project.dependents`)
   are analysed again, so a change to a helper's summary reaches the files that call it;
   the others hit the reuse above and publish nothing.
+- Garbage is collected when the editor is idle (`collection`), not in the middle of a
+  check.
 - An internal error while checking one document (a bug in tapelint) is logged to the
   client (window/logMessage, once per distinct error) with its traceback, that document's
   diagnostics are cleared, and every other document keeps being checked.
@@ -41,6 +43,7 @@ from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from tapelint.server.checking import check
+from tapelint.server.collection import IdleCollection
 from tapelint.server.docs import page_uri
 from tapelint.server.documents import Snapshot, notebook_snapshot, text_snapshot
 from tapelint.server.results import Result, locate
@@ -76,6 +79,7 @@ class Linting:
         # module their check used changed. Their next check analyses them again.
         self._stale: set[str] = set()
         self._closed = False
+        self.collection = IdleCollection(self._on_checker)
 
     # ------------------------------------------------------------------ scheduling
     def changed(self, uri: str, *, delay: float = DEBOUNCE_SECONDS, project: bool = True) -> None:
@@ -111,6 +115,7 @@ class Linting:
             self._send(shown, [], None)
 
     def shutdown(self) -> None:
+        self.collection.stop()
         self._closed = True
         for task in self._pending.values():
             task.cancel()
@@ -159,6 +164,11 @@ class Linting:
             return last
         return None
 
+    def _on_checker(self, work: Callable[[], object]) -> None:
+        """Run `work` on the checking thread after the checks queued, unless shut down."""
+        if not self._closed:
+            self._executor.submit(work)
+
     async def in_checker(self, work: Callable[..., T], *args: Any) -> T:
         """Run `work` on the checking thread, after the checks queued before it."""
         return await asyncio.get_running_loop().run_in_executor(self._executor, work, *args)
@@ -175,6 +185,7 @@ class Linting:
             return
         self._stale.discard(uri)
         self._publish(outcome.result)
+        self.collection.checked()
         if project:
             self._recheck_project(outcome)
 
