@@ -4,9 +4,10 @@
   keeps reading messages (and answering hovers) while a large file is analysed. Everything
   that reads files (the project configuration, tapelint's own checks) runs there.
 - Debounce. A change is checked after a pause of DEBOUNCE_SECONDS without further changes
-  to the document (a burst of keystrokes, a multi-cursor edit or a paste is one check); a
-  check that has not started when the document changes again is dropped. Opening and saving
-  a document are checked at once.
+  to the document (the messages an editor sends together for a multi-cursor edit, a paste
+  or a completion are one check; keystrokes are further apart than that); a check that has
+  not started when the document changes again is dropped. Opening and saving a document
+  are checked at once.
 - Stale results are dropped. A check that finishes after its document changed again
   publishes nothing: the newer version's check is already scheduled.
 - The same input is not checked twice. When a document's text (a notebook's cells) and its
@@ -52,7 +53,7 @@ from tapelint.server.settings import ClientSettings
 if TYPE_CHECKING:
     from tapelint.server.protocol import TapelintServer
 
-DEBOUNCE_SECONDS = 0.025
+DEBOUNCE_SECONDS = 0.010
 T = TypeVar("T")
 
 
