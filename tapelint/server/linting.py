@@ -67,6 +67,7 @@ class _Outcome:
     dependents: frozenset[str]
     seconds: float  # wall time on the checking thread
     cpu_seconds: float  # the checking thread's CPU time: what the check costs on an idle machine
+    pieces: tuple[int, int]  # top-level pieces of the parse taken from earlier ones, parsed
 
 
 class Linting:
@@ -218,6 +219,8 @@ class Linting:
         """On the checking thread: the settings of the document's project, then its check
         (or the previous result, when neither the input nor the settings changed)."""
         started, cpu_started = time.perf_counter(), time.thread_time()
+        parser = self._server.projects.parser
+        reused, parsed = parser.reused, parser.parsed
         configuration, problem = self._server.project_settings.for_file(snapshot.path)
         settings = client.apply(configuration)
         if (
@@ -226,15 +229,16 @@ class Linting:
             and previous.client == client
             and previous.snapshot.same_content(snapshot)
         ):
-            result, reused = dataclasses.replace(previous, snapshot=snapshot), True
+            result, same = dataclasses.replace(previous, snapshot=snapshot), True
         else:
             project = self._server.projects.for_settings(settings)
             found = check(snapshot, settings, project)
             found_here = locate(snapshot, found, codec, page_uri)
-            result, reused = Result(snapshot, settings, client, found_here), False
+            result, same = Result(snapshot, settings, client, found_here), False
         dependents = frozenset(self._server.projects.dependents(settings, str(snapshot.path)))
         seconds, cpu = time.perf_counter() - started, time.thread_time() - cpu_started
-        return _Outcome(result, problem, reused, dependents, seconds, cpu)
+        pieces = (parser.reused - reused, parser.parsed - parsed)
+        return _Outcome(result, problem, same, dependents, seconds, cpu, pieces)
 
     def _recheck_project(self, changed: _Outcome) -> None:
         """Check the other open documents of the project again: those whose last check used
@@ -300,10 +304,12 @@ class Linting:
         if self._server.protocol.trace in (None, types.TraceValue.Off):
             return
         snapshot = outcome.result.snapshot
+        reused, parsed = outcome.pieces
         what = (
             "unchanged (same text and settings)"
             if outcome.reused
-            else f"{len(outcome.result.found)} diagnostics"
+            else f"{len(outcome.result.found)} diagnostics, top-level pieces of the parse: "
+            f"{reused} reused, {parsed} parsed"
         )
         self._server.log_trace(
             types.LogTraceParams(

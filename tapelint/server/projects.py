@@ -25,7 +25,7 @@ class Projects:
         self._projects: dict[Settings, Project] = {}
         # One for all projects: a document checked again after a change of settings still
         # reuses the parse of its statements and their positions.
-        self._parser = IncrementalParser()
+        self.parser = IncrementalParser()
         self._positions = PositionMemory()
 
     def for_settings(self, settings: Settings) -> Project:
@@ -34,7 +34,7 @@ class Projects:
         project = self._projects.get(settings)
         if project is None:
             project = Project(
-                settings, watch_disk=True, parser=self._parser, positions=self._positions
+                settings, watch_disk=True, parser=self.parser, positions=self._positions
             )
             self._projects[settings] = project
         return project
