@@ -45,7 +45,6 @@ whole text is parsed.
 from __future__ import annotations
 
 import ast
-import re
 from collections import OrderedDict, deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -54,8 +53,6 @@ import libcst as cst
 
 from tapelint.source import SparseSource
 
-# The line ends libcst's tokenizer counts.
-_LINE_END = re.compile(r"\r\n?|\n")
 _FALLBACK_INDENT = "    "  # libcst's default_indent for a module without indented blocks
 
 # Lines of pieces kept from earlier parses: a few large files, for a server's open files.
@@ -78,7 +75,8 @@ class _Piece:
 
 
 class IncrementalParser:
-    """Parses slices (`parse`), keeping the pieces of the latest ones for the next."""
+    """Parses slices with libcst (`parse`) and texts with `ast` (`parse_tree`), keeping
+    what the latest parses made for the next."""
 
     def __init__(self, max_lines: int = DEFAULT_MAX_LINES) -> None:
         self._max_lines = max_lines
