@@ -1,5 +1,8 @@
 """Lint one file: decode, skip or slice, parse once, build the tape model, run the rules.
 
+A long-lived caller (the language server) parses through its project's `IncrementalParser`,
+which reuses what earlier parses made of the top-level statements an edit left alone.
+
 The model is walked a second time, over the same parse, only when a call binds a tape that a
 helper hands back (`out, tape = self._forward(x)`): which calls do is known once the module's
 own summary and the project's index are (`calls.handed_tapes`).
@@ -11,13 +14,14 @@ mapped back through the slice's line map to the file's own lines.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import gc
 import io
 import re
 import tokenize
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
@@ -28,9 +32,12 @@ from tapelint.analysis.file_model.model import HandedTape
 from tapelint.analysis.file_model.test_code import in_test_definition, is_test_path
 from tapelint.analysis.project_model.summaries import ModuleSummary, ProjectIndex
 from tapelint.analysis.summarising.function_summaries import summarize
+from tapelint.ast_statements import AstStatements
 from tapelint.call_starts import CallStarts
 from tapelint.config import DEFAULT_MAX_FILE_SIZE
 from tapelint.diagnostics import Diagnostic, Edit, Fix, Position, Related
+from tapelint.incremental_parse import IncrementalParser
+from tapelint.position_memory import PositionMemory, PrunedPositions
 from tapelint.registry import rule_by_code_or_name
 from tapelint.rule import Finding, NodeEdit, Rule
 from tapelint.source import (
@@ -47,12 +54,16 @@ from tapelint.suppression import unsuppressed
 @dataclass(frozen=True)
 class ModuleContext:
     """What a file is in its project: its module's dotted name (`__main__` for code that
-    nothing imports), whether it is a package's `__init__`, and the project's index of
-    summaries (None: only the library table's)."""
+    nothing imports), whether it is a package's `__init__`, the project's index of
+    summaries (None: only the library table's), and how its text is parsed."""
 
     name: str = "__main__"
     is_package: bool = False
     index: ProjectIndex | None = None
+    # Parses with the pieces of earlier parses, and places findings with the positions of
+    # earlier checks (a server's project); None: the whole text, positions afresh.
+    parser: IncrementalParser | None = field(default=None, compare=False)
+    positions: PositionMemory | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -174,7 +185,8 @@ class Linter:
         context: ModuleContext,
         origin: LineOrigin | None,
     ) -> FileAnalysis:
-        sparse = relevant_source(text, self.triggers)
+        parse = context.parser.parse_tree if context.parser is not None else ast.parse
+        sparse = relevant_source(text, self.triggers, parse)
         if isinstance(sparse, SyntaxProblem):
             return FileAnalysis(self._syntax_error(path, sparse))
         too_large = too_large_to_parse(sparse.text)
@@ -200,7 +212,10 @@ class Linter:
     ) -> FileAnalysis:
         lines = text.split("\n")
         try:
-            module = cst.parse_module(sparse.text)
+            if context.parser is not None:
+                module = context.parser.parse(sparse)
+            else:
+                module = cst.parse_module(sparse.text)
         except cst.ParserSyntaxError as error:
             line = sparse.original_line(error.raw_line)
             problem = SyntaxProblem(line, error.raw_column + 1, error.message)
@@ -228,7 +243,7 @@ class Linter:
             return model
 
         model = modelled({})
-        locate = _Locator(model, sparse, lines)
+        locate = _Locator(model, sparse, lines, context.positions)
         # The summary is the first walk's: it depends on the module's own text only.
         summary = summarize(model, path, _placer(locate, origin))
         index = self._own_view(project, summary, context)
@@ -236,7 +251,7 @@ class Linter:
         if handed_back:
             # Helpers hand back tapes: walk again, with those calls' names bound to tapes.
             model = modelled(handed_back)
-            locate = _Locator(model, sparse, lines)
+            locate = _Locator(model, sparse, lines, context.positions)
         model.index = index
         findings = [
             (type(rule), f)
@@ -335,10 +350,14 @@ class _Locator:
     training code), so it is not run over the module. For a reported node, the statements
     that hold it are pruned down to the path to it: each block on the way keeps only the
     statement that leads to the node, and the module keeps only the top-level statement. That
-    small module is resolved, and the positions are shifted by the lines of the statements
-    pruned before the path (counted in generated code, which is several times cheaper than
-    positions). Columns need no shift: every kept statement keeps its indentation. A node the
-    model cannot place is resolved in the whole module instead.
+    small module is resolved. The innermost statement of the path keeps all its lines, so
+    the node is as many lines below that statement's start as it is in the small module;
+    where that statement starts in the file is Python's `ast`'s (`tapelint.ast_statements`:
+    the slicer's tree, at no cost). Columns need no shift: every kept statement keeps its
+    indentation. A node the model cannot place, or whose statement the `ast` tree does not
+    pair with, is resolved in the whole module instead. With a `PositionMemory` (the
+    language server's), the positions of a path of statements an edit left alone are the
+    last check's.
     """
 
     def __init__(
@@ -346,18 +365,18 @@ class _Locator:
         model: FileModel,
         sparse: SparseSource,
         lines: list[str],
+        memory: PositionMemory | None = None,
     ) -> None:
         self._model = model
+        self._memory = memory
         self._module = model.module
         self._sparse = sparse
         self._lines = lines
-        # kept statement -> (lines before it that pruning removed, positions in its module)
+        # innermost statement of a path -> (lines to add, positions in its pruned module)
         self._pruned: dict[cst.CSTNode, tuple[int, Mapping[cst.CSTNode, CodeRange]]] = {}
-        # a block (or the module) -> lines before each of its statements, as far as needed
-        self._lines_before: dict[cst.CSTNode, list[int]] = {}
         self._whole: Mapping[cst.CSTNode, CodeRange] | None = None
-        self._calls = CallStarts(model, sparse.text)
-        self._header_lines = sum(self._line_count(line) for line in self._module.header)
+        self._statements = AstStatements(model, sparse)
+        self._calls = CallStarts(model, self._statements)
 
     def place(self, node: cst.CSTNode) -> tuple[int, int, int | None]:
         """(line, column, cell) of where `node` starts, for a summary's sites: a call from
@@ -390,46 +409,54 @@ class _Locator:
     def _resolve(
         self, path: list[cst.CSTNode]
     ) -> tuple[int, Mapping[cst.CSTNode, CodeRange]] | None:
-        found = self._pruned.get(path[-1])
+        innermost = path[-1]
+        found = self._pruned.get(innermost)
         if found is not None:
             return found
-        top_index = self._index_in(self._module.body, path[0])
-        if top_index is None:
+        starts = self._statements.statements(path)
+        first = self._statements.line(starts[0].lineno) if starts else None
+        if first is None or self._index_in(self._module.body, path[0]) is None:
             return None
-        pruned, removed = path[-1], 0
+        key = (tuple(path), self._module.default_indent, self._module.default_newline)
+        pruned = self._memory.get(key) if self._memory is not None else None
+        if pruned is None:
+            pruned = self._pruned_positions(path)
+            if self._memory is not None:
+                self._memory.put(key, pruned)
+        found = (first - pruned[0], pruned[1])
+        self._pruned[innermost] = found
+        return found
+
+    def _pruned_positions(self, path: list[cst.CSTNode]) -> PrunedPositions:
+        """The positions in the module pruned to `path`, and the line where its innermost
+        statement starts there (the first of its small statements, for a line of them:
+        where the `ast` statement starts)."""
+        innermost = path[-1]
+        pruned = innermost
         for owner, child in zip(reversed(path[:-1]), reversed(path[1:]), strict=True):
             block = getattr(owner, "body", None)
             index = (
                 self._index_in(block.body, child) if isinstance(block, cst.IndentedBlock) else None
             )
             if index is None:  # another block (`else:`, `except:`): keep the owner whole
-                pruned, removed = owner, 0
+                pruned = owner
                 continue
-            removed += self._before(block, block.body, index, 0)
             pruned = owner.with_changes(body=block.with_changes(body=[pruned]))
-        removed += self._before(self._module, self._module.body, top_index, self._header_lines)
         alone = self._module.with_changes(
             body=[pruned], header=[], footer=[], has_trailing_newline=True
         )
-        found = (removed, _positions(alone))
-        self._pruned[path[-1]] = found
-        return found
+        positions = _positions(alone)
+        anchor = (
+            innermost.body[0]
+            if isinstance(innermost, (cst.SimpleStatementLine, cst.SimpleStatementSuite))
+            else innermost
+        )
+        return positions[anchor].start.line, positions
 
     def _index_in(self, body: Sequence[cst.CSTNode], stmt: cst.CSTNode) -> int | None:
         """Where `stmt` sits in `body`, from the index the model recorded for it."""
         index = self._model.stmt_parent[stmt][2]
         return index if index < len(body) and body[index] is stmt else None
-
-    def _before(self, key: cst.CSTNode, body: Sequence[cst.CSTNode], index: int, start: int) -> int:
-        """Lines of the statements of `body` before `index`, plus `start`."""
-        counts = self._lines_before.setdefault(key, [start])
-        while len(counts) <= index:
-            counts.append(counts[-1] + self._line_count(body[len(counts) - 1]))
-        return counts[index]
-
-    def _line_count(self, node: cst.CSTNode) -> int:
-        """Line ends in the code generated for `node`, counted as PositionProvider does."""
-        return len(_NEWLINE.findall(self._module.code_for_node(node)))
 
     def _position(self, point: CodePosition) -> Position:
         return Position(self._sparse.original_line(point.line), point.column + 1)
@@ -447,8 +474,6 @@ class _Locator:
         line_after = Position(end.line + 1 if end.column > 1 else end.line, 1)
         return Edit(line_after, line_after, text)
 
-
-_NEWLINE = re.compile(r"\r\n?|\n")
 
 # A notebook program's (line, column) -> (cell, position within the cell, path): the path
 # is None for a line of the notebook; for a line of a file a cell runs (`%run`), it is that

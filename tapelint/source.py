@@ -12,9 +12,10 @@ from __future__ import annotations
 import ast
 import bisect
 import dataclasses
+import functools
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from tapelint.colab_exports import as_ipython, is_colab_export
@@ -23,6 +24,7 @@ from tapelint.percent_cells import runs_as_cells
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _DEFINITIONS = (*_FUNCTIONS, ast.ClassDef)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = re.compile(r"\w+")  # a whole word: what `\bname\b` matches when it is `name`
 
 
 # Triggers that library code mentions mostly in prose or in definitions: `tf.function` is in
@@ -139,31 +141,56 @@ class SparseSource:
         sparse_start, original_start = self.segments[max(index, 0)]
         return original_start + (line - sparse_start)
 
+    def slice_line(self, original: int) -> int | None:
+        """The line of `text` that line `original` of the original is; None for a line that
+        was cut out (the inverse of `original_line`)."""
+        index = bisect.bisect_right(self._original_starts, original) - 1
+        if index < 0:
+            return None
+        sparse_start, original_start = self.segments[index]
+        line = sparse_start + (original - original_start)
+        end = self.segments[index + 1][0] if index + 1 < len(self.segments) else self._end
+        return line if line < end else None
+
+    @functools.cached_property
+    def _original_starts(self) -> list[int]:
+        return [original for _, original in self.segments]
+
+    @functools.cached_property
+    def _end(self) -> int:
+        """The line after the last line of `text` (a line end ends a line, and starts none)."""
+        return self.text.count("\n") + (1 if self.text.endswith("\n") else 2)
+
 
 def mentions(text: str, triggers: tuple[str, ...]) -> bool:
     return TriggerTest(triggers).in_text(text)
 
 
-def relevant_source(text: str, triggers: tuple[str, ...]) -> SparseSource | SyntaxProblem:
+def relevant_source(
+    text: str,
+    triggers: tuple[str, ...],
+    parse: Callable[[str], ast.Module] = ast.parse,
+) -> SparseSource | SyntaxProblem:
     """`text` without top-level definitions that cannot matter to rules with these triggers.
 
     A file whose every mention of a trigger is inside a string or a comment has nothing to
     parse (and is not syntax-checked either: TAP001 is for files whose code could matter).
     Lines end at `\n` (or `\r\n`): the engine makes lone carriage returns newlines first
-    (`engine.with_newline_line_ends`)."""
+    (`engine.with_newline_line_ends`). `parse` is `ast.parse`, or what stands for it (the
+    language server's `IncrementalParser.parse_tree`)."""
     literals = Literals(text)
     positions = TriggerTest(triggers).positions(text)
     if all(literals.contains(position) for position in positions):
         return SparseSource("", ((1, 1),))
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except SyntaxError as error:
         if runs_as_cells(text):
             return SparseSource("", ((1, 1),))  # run cell by cell: see percent_cells
         if is_colab_export(text):
             ipython = as_ipython(text)
             if ipython is not None and ipython != text:
-                return relevant_source(ipython, triggers)  # see colab_exports
+                return relevant_source(ipython, triggers, parse)  # see colab_exports
         return SyntaxProblem(error.lineno or 1, error.offset or 1, error.msg)
     except ValueError as error:  # e.g. null bytes on older interpreters
         return SyntaxProblem(1, 1, str(error))
@@ -319,21 +346,27 @@ def _with_callers(
     attributes = {name for name in attributes if not name.startswith("__")}
     uses = [
         position
-        for position in (*_name_uses(text, bare), *_name_uses(text, attributes, prefix=r"\."))
+        for position in (*_name_uses(text, bare), *_name_uses(text, attributes, after_dot=True))
         if not literals.contains(position)
         and (text[position] == "." or not _defines_or_follows_dot(text, position))
     ]
     return sorted({*trigger_lines, *_lines_of(text, sorted(uses))})
 
 
-def _name_uses(text: str, names: set[str], prefix: str = r"\b") -> list[int]:
-    """Where `names` occur as whole words (after `prefix`). One alternation of literal
-    names: the regular expression engine skips ahead on their first characters, which a
-    pattern opening with a lookbehind would not let it do (quadratic on large files)."""
+def _name_uses(text: str, names: set[str], *, after_dot: bool = False) -> list[int]:
+    """Where `names` occur as whole words; `after_dot`: right after a `.`, where the dot
+    is. One pass over the words of the text, each looked up in the set: an alternation of
+    the names made the regular expression engine try each of them at every word (a file
+    of training steps has hundreds)."""
     if not names:
         return []
-    pattern = re.compile(prefix + "(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
-    return [match.start() for match in pattern.finditer(text)]
+    if after_dot:
+        return [
+            match.start() - 1
+            for match in _WORD.finditer(text)
+            if match.group() in names and match.start() and text[match.start() - 1] == "."
+        ]
+    return [match.start() for match in _WORD.finditer(text) if match.group() in names]
 
 
 def _defines_or_follows_dot(text: str, position: int) -> bool:

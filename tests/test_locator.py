@@ -12,6 +12,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from tapelint.analysis import build_model
+from tapelint.ast_statements import AstStatements
 from tapelint.call_starts import CallStarts
 from tapelint.engine import _Locator
 from tapelint.source import SparseSource
@@ -78,11 +79,13 @@ def _all_nodes(module: cst.Module) -> list[cst.CSTNode]:
     return found
 
 
-def _check_every_placed_node(text: str) -> int:
-    module = cst.parse_module(text)
+def _check_every_placed_node(text: str, sparse: SparseSource | None = None) -> int:
+    """Each node's span equals libcst's in the whole module parsed (the slice, its lines
+    mapped to the file's), and none needed that whole-module resolution."""
+    sparse = sparse or SparseSource(text, ((1, 1),))
+    module = cst.parse_module(sparse.text)
     model = build_model(module, source_text=text, is_notebook=False)
     whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    sparse = SparseSource(text, ((1, 1),))
     locate = _Locator(model, sparse, text.split("\n"))
     placed = 0
     for node in _all_nodes(module):
@@ -91,8 +94,10 @@ def _check_every_placed_node(text: str) -> int:
         placed += 1
         where = whole[node]
         start, end = locate.span(node)
-        assert (start.line, start.column - 1) == (where.start.line, where.start.column), node
-        assert (end.line, end.column - 1) == (where.end.line, where.end.column), node
+        line = sparse.original_line
+        assert (start.line, start.column - 1) == (line(where.start.line), where.start.column)
+        assert (end.line, end.column - 1) == (line(where.end.line), where.end.column), node
+    assert locate._whole is None  # every node was placed from its path
     return placed
 
 
@@ -122,6 +127,21 @@ def _python_fixtures() -> list[Path]:
 @pytest.mark.parametrize("path", _python_fixtures()[::7], ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_fixture_nodes_get_their_whole_module_positions(path: Path):
     _check_every_placed_node(path.read_text())
+
+
+@pytest.mark.parametrize(
+    "path", _python_fixtures()[3::11], ids=lambda p: f"{p.parent.name}/{p.name}"
+)
+def test_nodes_of_sliced_fixtures_get_their_positions_in_the_file(path: Path):
+    from tapelint.registry import all_rules
+    from tapelint.source import relevant_source
+
+    text = path.read_text()
+    triggers = tuple(sorted({t for rule in all_rules() for t in rule.triggers}))
+    sparse = relevant_source(text, triggers)
+    assert isinstance(sparse, SparseSource)
+    if sparse.text:
+        _check_every_placed_node(text, sparse)
 
 
 # A summary's sites are placed from Python's ast where they can be (tapelint.call_starts):
@@ -171,7 +191,7 @@ def _check_every_placed_call(module: cst.Module, text: str, sparse: SparseSource
     for node in _all_nodes(module):
         if not isinstance(node, cst.Call) or model.statement_path(node) is None:
             continue
-        from_ast += CallStarts(model, sparse.text).start(node) is not None
+        from_ast += CallStarts(model, AstStatements(model, sparse)).start(node) is not None
         line, column, _ = locate.place(node)
         start, _ = locate.span(node)
         assert (line, column) == (start.line, start.column), module.code_for_node(node)

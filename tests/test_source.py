@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tapelint.colab_exports import as_ipython, is_colab_export
 from tapelint.engine import Linter
 from tapelint.registry import all_rules
-from tapelint.source import SparseSource, SyntaxProblem, mentions, relevant_source
+from tapelint.source import SparseSource, SyntaxProblem, _name_uses, mentions, relevant_source
 from tests.fixture_markers import FIXTURES
 
 TRIGGERS = ("GradientTape",)
@@ -55,9 +58,15 @@ BIG = textwrap.dedent(
 
 
 def _assert_lines_preserved(original: str, sparse: SparseSource) -> None:
+    """Each line of the slice is the original's line it maps to, and the original's lines
+    map back to it (`slice_line`), or to None when they were cut."""
     original_lines = original.split("\n")
     for number, line in enumerate(sparse.text.split("\n")[:-1], start=1):
         assert original_lines[sparse.original_line(number) - 1] == line
+    lines = sparse.text.count("\n") + (0 if sparse.text.endswith("\n") else 1)
+    kept = {sparse.original_line(number): number for number in range(1, lines + 1)}
+    for number in range(1, len(original_lines) + 1):
+        assert sparse.slice_line(number) == kept.get(number), number
 
 
 def test_definitions_without_triggers_are_cut_and_lines_map_back():
@@ -334,3 +343,22 @@ def test_a_helper_handed_the_tape_is_read_and_prose_about_it_is_not():
     ]
     for source in prose:
         assert not linter.may_report(source.encode()), source
+
+
+def _name_uses_by_alternation(text: str, names: set[str], prefix: str) -> list[int]:
+    """The oracle: the names as one alternation between word boundaries."""
+    if not names:
+        return []
+    pattern = re.compile(prefix + "(?:" + "|".join(sorted(map(re.escape, names))) + r")\b")
+    return [match.start() for match in pattern.finditer(text)]
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(
+    text=st.text(alphabet=st.sampled_from(list("ab_1.é(\n #'")), max_size=80),
+    names=st.sets(st.sampled_from(["a", "ab", "b_", "_a", "é", "aé1", "ba"]), max_size=4),
+)
+def test_name_uses_are_whole_words_as_an_alternation_finds_them(text, names):
+    assert _name_uses(text, names) == _name_uses_by_alternation(text, names, r"\b")
+    dotted = _name_uses(text, names, after_dot=True)
+    assert dotted == _name_uses_by_alternation(text, names, r"\.")

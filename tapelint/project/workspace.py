@@ -44,6 +44,8 @@ from tapelint.checking import (
 from tapelint.config import Settings
 from tapelint.engine import FileAnalysis, ModuleContext, decode_source, with_newline_line_ends
 from tapelint.files import SourceFile, SourceKind, is_excluded, read_source
+from tapelint.incremental_parse import IncrementalParser
+from tapelint.position_memory import PositionMemory
 from tapelint.project.builders import built_by, possible_builders
 from tapelint.project.imports import (
     DOTTED_ASSIGNMENT,
@@ -126,7 +128,9 @@ class _Bound:
 class Project:
     """The modules of the project rooted at `settings.root`; paths are real paths
     (`os.path.realpath`). With `watch_disk`, a module read from disk is read again when
-    its modification time or size changed (for a long-lived process)."""
+    its modification time or size changed (for a long-lived process); with `parser` and
+    `positions`, the files checked in it (`context`) are parsed reusing the pieces of
+    earlier parses, and their findings placed with the positions of earlier checks."""
 
     def __init__(
         self,
@@ -136,6 +140,8 @@ class Project:
         cache: ResultCache | None = None,
         cwd: Path | None = None,
         watch_disk: bool = False,
+        parser: IncrementalParser | None = None,
+        positions: PositionMemory | None = None,
     ) -> None:
         self.settings = settings
         self.layout = ModuleLayout(str(settings.root), self._is_project_file)
@@ -143,6 +149,8 @@ class Project:
         self._cache = cache
         self._cwd = cwd or Path.cwd()
         self._watch_disk = watch_disk
+        self._parser = parser
+        self._positions = positions
         self._modules: dict[str, _Module | None] = {}  # None: cannot be read or analysed
         self._sources: dict[str, bytes] = {}
         self._used: dict[str, frozenset[str]] = {}
@@ -249,7 +257,8 @@ class Project:
     def context(self, module: ModuleName, view: View | None) -> ModuleContext:
         """What a file of module `module` is checked in, with `view` (None: the library's
         index only)."""
-        return ModuleContext(module.name, module.is_package, view.index if view else None)
+        index = view.index if view else None
+        return ModuleContext(module.name, module.is_package, index, self._parser, self._positions)
 
     # ------------------------------------------------------------------ loading
     def _load(

@@ -9,7 +9,9 @@ Built on pygls and lsprotocol (the `server` extra). Modules, one job each:
 - `linting`: when documents are checked, stale results dropped, what is published;
 - `checking`: a check or a fix, the way `tapelint check --stdin-filename` does it;
 - `results`, `convert`: diagnostics on the right document, in the client's positions;
-- `actions`: quick fixes, `# noqa`, fix all; `docs`: rule documentation (hover, links).
+- `actions`: quick fixes, `# noqa`, fix all; `docs`: rule documentation (hover, links);
+- `projects`: the project index, the parse and the positions kept between checks;
+- `collection`: full garbage collections when the editor is idle.
 
 Like `tapelint check`, it never imports TensorFlow.
 """
@@ -23,6 +25,7 @@ def serve(tcp: tuple[str, int] | None = None) -> int:
     """Serve one client over standard input/output, or on a TCP port. The exit status is
     0 when the client asked for `shutdown` before `exit`, else 1 (as the protocol says)."""
     server = build_server()
+    server.linting.collection.start()
     try:
         if tcp is None:
             server.start_io()

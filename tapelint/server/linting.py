@@ -4,9 +4,10 @@
   keeps reading messages (and answering hovers) while a large file is analysed. Everything
   that reads files (the project configuration, tapelint's own checks) runs there.
 - Debounce. A change is checked after a pause of DEBOUNCE_SECONDS without further changes
-  to the document (a burst of keystrokes, a multi-cursor edit or a paste is one check); a
-  check that has not started when the document changes again is dropped. Opening and saving
-  a document are checked at once.
+  to the document (the messages an editor sends together for a multi-cursor edit, a paste
+  or a completion are one check; keystrokes are further apart than that); a check that has
+  not started when the document changes again is dropped. Opening and saving a document
+  are checked at once.
 - Stale results are dropped. A check that finishes after its document changed again
   publishes nothing: the newer version's check is already scheduled.
 - The same input is not checked twice. When a document's text (a notebook's cells) and its
@@ -19,6 +20,8 @@
   checked again, after it: those whose last check used its module (`Project.dependents`)
   are analysed again, so a change to a helper's summary reaches the files that call it;
   the others hit the reuse above and publish nothing.
+- Garbage is collected when the editor is idle (`collection`), not in the middle of a
+  check.
 - An internal error while checking one document (a bug in tapelint) is logged to the
   client (window/logMessage, once per distinct error) with its traceback, that document's
   diagnostics are cleared, and every other document keeps being checked.
@@ -41,6 +44,7 @@ from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from tapelint.server.checking import check
+from tapelint.server.collection import IdleCollection
 from tapelint.server.docs import page_uri
 from tapelint.server.documents import Snapshot, notebook_snapshot, text_snapshot
 from tapelint.server.results import Result, locate
@@ -49,7 +53,7 @@ from tapelint.server.settings import ClientSettings
 if TYPE_CHECKING:
     from tapelint.server.protocol import TapelintServer
 
-DEBOUNCE_SECONDS = 0.025
+DEBOUNCE_SECONDS = 0.010
 T = TypeVar("T")
 
 
@@ -63,6 +67,7 @@ class _Outcome:
     dependents: frozenset[str]
     seconds: float  # wall time on the checking thread
     cpu_seconds: float  # the checking thread's CPU time: what the check costs on an idle machine
+    pieces: tuple[int, int]  # top-level pieces of the parse taken from earlier ones, parsed
 
 
 class Linting:
@@ -76,6 +81,7 @@ class Linting:
         # module their check used changed. Their next check analyses them again.
         self._stale: set[str] = set()
         self._closed = False
+        self.collection = IdleCollection(self._on_checker)
 
     # ------------------------------------------------------------------ scheduling
     def changed(self, uri: str, *, delay: float = DEBOUNCE_SECONDS, project: bool = True) -> None:
@@ -111,6 +117,7 @@ class Linting:
             self._send(shown, [], None)
 
     def shutdown(self) -> None:
+        self.collection.stop()
         self._closed = True
         for task in self._pending.values():
             task.cancel()
@@ -159,6 +166,11 @@ class Linting:
             return last
         return None
 
+    def _on_checker(self, work: Callable[[], object]) -> None:
+        """Run `work` on the checking thread after the checks queued, unless shut down."""
+        if not self._closed:
+            self._executor.submit(work)
+
     async def in_checker(self, work: Callable[..., T], *args: Any) -> T:
         """Run `work` on the checking thread, after the checks queued before it."""
         return await asyncio.get_running_loop().run_in_executor(self._executor, work, *args)
@@ -175,6 +187,7 @@ class Linting:
             return
         self._stale.discard(uri)
         self._publish(outcome.result)
+        self.collection.checked()
         if project:
             self._recheck_project(outcome)
 
@@ -206,6 +219,8 @@ class Linting:
         """On the checking thread: the settings of the document's project, then its check
         (or the previous result, when neither the input nor the settings changed)."""
         started, cpu_started = time.perf_counter(), time.thread_time()
+        parser = self._server.projects.parser
+        reused, parsed = parser.reused, parser.parsed
         configuration, problem = self._server.project_settings.for_file(snapshot.path)
         settings = client.apply(configuration)
         if (
@@ -214,15 +229,16 @@ class Linting:
             and previous.client == client
             and previous.snapshot.same_content(snapshot)
         ):
-            result, reused = dataclasses.replace(previous, snapshot=snapshot), True
+            result, same = dataclasses.replace(previous, snapshot=snapshot), True
         else:
             project = self._server.projects.for_settings(settings)
             found = check(snapshot, settings, project)
             found_here = locate(snapshot, found, codec, page_uri)
-            result, reused = Result(snapshot, settings, client, found_here), False
+            result, same = Result(snapshot, settings, client, found_here), False
         dependents = frozenset(self._server.projects.dependents(settings, str(snapshot.path)))
         seconds, cpu = time.perf_counter() - started, time.thread_time() - cpu_started
-        return _Outcome(result, problem, reused, dependents, seconds, cpu)
+        pieces = (parser.reused - reused, parser.parsed - parsed)
+        return _Outcome(result, problem, same, dependents, seconds, cpu, pieces)
 
     def _recheck_project(self, changed: _Outcome) -> None:
         """Check the other open documents of the project again: those whose last check used
@@ -288,10 +304,12 @@ class Linting:
         if self._server.protocol.trace in (None, types.TraceValue.Off):
             return
         snapshot = outcome.result.snapshot
+        reused, parsed = outcome.pieces
         what = (
             "unchanged (same text and settings)"
             if outcome.reused
-            else f"{len(outcome.result.found)} diagnostics"
+            else f"{len(outcome.result.found)} diagnostics, top-level pieces of the parse: "
+            f"{reused} reused, {parsed} parsed"
         )
         self._server.log_trace(
             types.LogTraceParams(

@@ -4,7 +4,10 @@ configuration, kept between checks.
 A `Project` holds the summaries of the modules a check needed, and the text of the open
 documents it was given: so a helper module edited in the editor is seen as its buffer, not
 as the file on disk, and a module changed on disk (a `git checkout`) is read again when its
-modification time changed. It is used from the checking thread only, as it must be.
+modification time changed. Documents are parsed through one `IncrementalParser`: after an
+edit, only the top-level statements whose text changed are parsed again, and findings in
+the others are placed with the positions of the last check (`PositionMemory`). It is used
+from the checking thread only, as it must be.
 """
 
 from __future__ import annotations
@@ -12,19 +15,28 @@ from __future__ import annotations
 import os
 
 from tapelint.config import Settings
+from tapelint.incremental_parse import IncrementalParser
+from tapelint.position_memory import PositionMemory
 from tapelint.project.workspace import Project
 
 
 class Projects:
     def __init__(self) -> None:
         self._projects: dict[Settings, Project] = {}
+        # One for all projects: a document checked again after a change of settings still
+        # reuses the parse of its statements and their positions.
+        self.parser = IncrementalParser()
+        self._positions = PositionMemory()
 
     def for_settings(self, settings: Settings) -> Project:
         """The project a document with these settings is checked in; a change of settings
         (a new configuration, the editor's select/ignore) starts a new one."""
         project = self._projects.get(settings)
         if project is None:
-            project = self._projects[settings] = Project(settings, watch_disk=True)
+            project = Project(
+                settings, watch_disk=True, parser=self.parser, positions=self._positions
+            )
+            self._projects[settings] = project
         return project
 
     def closed(self, path: str) -> None:

@@ -264,3 +264,23 @@ async def test_requests_while_typing_wait_for_the_check_of_the_text_shown(
         assert fixed == cli(texts[version], "train.py", tmp_path, "--fix").stdout
     checks = [t for t in client.traces if t.startswith(f"checked {uri} ")]
     assert len(checks) <= len(texts) + 1, checks
+
+
+async def test_an_edit_parses_again_only_the_statement_it_changed(
+    client: LanguageClient, tmp_path: Path
+):
+    # TWO_FINDINGS: imports, two steps; the edit is in the second step.
+    session, _ = await Session.start(client, tmp_path, trace=types.TraceValue.Verbose)
+    uri = session.open("train.py", TWO_FINDINGS)
+    first = await session.diagnostics(uri, version=1)
+    mark = len(client.traces)
+    edited = TWO_FINDINGS.replace("zip(grads", "zip(list(grads)")
+    assert edited != TWO_FINDINGS
+    version = session.change(uri, edited)
+    again = await session.diagnostics(uri, version=version)
+    trace = await _traced(client, f"checked {uri} version {version}:", mark)
+    assert "top-level pieces of the parse: 2 reused, 1 parsed" in trace, trace
+    # And what it publishes is what the command prints for the edited text.
+    assert len(again) == len(first) == 2
+    expected = cli_findings(edited, "train.py", tmp_path)
+    assert [published_key(d) for d in again] == [as_published(f) for f in expected]

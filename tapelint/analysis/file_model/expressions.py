@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 
 import libcst as cst
 
@@ -69,16 +70,27 @@ def argument_for_parameter(
 
 
 def names_in(node: cst.CSTNode) -> Iterator[cst.Name]:
-    """Name nodes read by an expression, not descending into lambdas."""
-    if isinstance(node, cst.Name):
-        yield node
-    elif isinstance(node, cst.Attribute):
-        yield from names_in(node.value)
-    elif isinstance(node, (cst.Lambda, cst.BaseNumber, cst.SimpleString)):
-        return
-    else:
-        for child in child_nodes(node):
-            yield from names_in(child)
+    """Name nodes read by an expression, in source order, not descending into lambdas."""
+    return iter(_names_in(node))
+
+
+# Rules ask for the names of the same expressions many times (each gradient flow, each None
+# check), and libcst computes a node's children anew at each request. Nodes are immutable,
+# so the answer is kept, for the latest nodes asked about (a language server's unchanged
+# statements are the same nodes from one check to the next).
+@lru_cache(maxsize=1 << 13)
+def _names_in(node: cst.CSTNode) -> tuple[cst.Name, ...]:
+    found: list[cst.Name] = []
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, cst.Name):
+            found.append(current)
+        elif isinstance(current, cst.Attribute):
+            pending.append(current.value)
+        elif not isinstance(current, (cst.Lambda, cst.BaseNumber, cst.SimpleString)):
+            pending.extend(reversed(child_nodes(current)))
+    return tuple(found)
 
 
 def elements(node: cst.BaseExpression) -> list[cst.BaseExpression]:

@@ -78,8 +78,12 @@ class ImportTable:
         self._module = module
         self._is_package = is_package
         self._bound: dict[str, str | None] = {}  # raw name -> its TF/Keras binding, if any
+        # node -> what `qualify` said of it, while the imports stay as they are (the model
+        # asks the same call's name again for each question about it)
+        self._qualified: dict[cst.BaseExpression, str | None] = {}
 
     def add_import(self, node: cst.Import) -> None:
+        self._qualified.clear()
         for alias in node.names:
             full = dotted_name(alias.name)
             if full is None:
@@ -95,6 +99,7 @@ class ImportTable:
         """`from m import x` binds `x` to `m.x`; a relative import keeps its dots
         (`.utils.grad`), which only a module that knows its own name can resolve
         (`absolute`), and never matches a TensorFlow name."""
+        self._qualified.clear()
         dots = "." * len(node.relative)
         module = dotted_name(node.module) if node.module is not None else ""
         if module is None:
@@ -117,6 +122,7 @@ class ImportTable:
         training code that is TensorFlow (`from project.utils import *`)."""
         if self.star_modules and "tf" not in self._aliases:
             self._aliases["tf"] = "tensorflow"
+            self._qualified.clear()
 
     def aliases(self) -> dict[str, str]:
         """Every local name an import binds, with the qualified name it is bound to."""
@@ -124,6 +130,13 @@ class ImportTable:
 
     def qualify(self, node: cst.BaseExpression) -> str | None:
         """The canonical qualified name of an expression like `tf.keras.optimizers.Adam`."""
+        if node in self._qualified:
+            return self._qualified[node]
+        qualified = self._qualify(node)
+        self._qualified[node] = qualified
+        return qualified
+
+    def _qualify(self, node: cst.BaseExpression) -> str | None:
         dotted = dotted_name(node)
         if dotted is None:
             return None
