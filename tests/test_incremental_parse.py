@@ -209,6 +209,8 @@ def test_fixtures_whole_and_sliced_parse_to_the_whole_tree(path: Path):
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+# Generated code may call a literal (`1()`): Python compiles it with a SyntaxWarning.
+@pytest.mark.filterwarnings("ignore::SyntaxWarning")
 @given(
     parts=st.lists(hypothesmith.from_grammar(), min_size=2, max_size=4),
     between=st.sampled_from(["", "\n", "# c\n", "\n  \n", "    # deep\n\n"]),
