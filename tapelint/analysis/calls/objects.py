@@ -44,6 +44,7 @@ from tapelint.analysis.file_model.class_facts import (
     module_classes,
     module_stores,
 )
+from tapelint.analysis.file_model.expressions import certain_argument
 from tapelint.analysis.file_model.model import Def, DefKind, FileModel, Scope, Use
 from tapelint.analysis.project_model.names import absolute
 
@@ -251,7 +252,7 @@ def _passed_class(model: FileModel, param: Def) -> str | None:
     position, keyword = _parameter_place(function, param.name)
     classes: set[str | None] = set()
     for call in calls:
-        argument = _argument(call, position, keyword)
+        argument = certain_argument(call, position, keyword)
         if argument is None:
             return None
         classes.add(_argument_class(model, argument))

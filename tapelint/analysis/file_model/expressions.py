@@ -49,24 +49,32 @@ def every_name(node: cst.CSTNode) -> Iterator[cst.Name]:
         pending.extend(child_nodes(current))
 
 
-def argument_for_parameter(
-    call: cst.Call, positional: Sequence[str], parameter: str
+def certain_argument(
+    call: cst.Call, position: int | None, keyword: str | None
 ) -> cst.BaseExpression | None:
-    """What `call` passes for `parameter` of a function whose positional parameters are
-    `positional`, by keyword or position; None when nothing is passed or a `*args` /
-    `**kwargs` may pass it."""
+    """What `call` passes at `position` or as `keyword`; None when nothing is passed there or
+    a `*args` / `**kwargs` may pass it."""
     index = 0
     for arg in call.args:
         if arg.star:
             return None
         if arg.keyword is not None:
-            if arg.keyword.value == parameter:
+            if arg.keyword.value == keyword:
                 return arg.value
-            continue
-        if index < len(positional) and positional[index] == parameter:
+        elif index == position:
             return arg.value
-        index += 1
+        else:
+            index += 1
     return None
+
+
+def argument_for_parameter(
+    call: cst.Call, positional: Sequence[str], parameter: str
+) -> cst.BaseExpression | None:
+    """What `call` passes for `parameter` of a function whose positional parameters are
+    `positional` (`certain_argument`)."""
+    position = positional.index(parameter) if parameter in positional else None
+    return certain_argument(call, position, parameter)
 
 
 def names_in(node: cst.CSTNode) -> Iterator[cst.Name]:
