@@ -20,6 +20,13 @@ from tapelint.registry import all_rules
 from tapelint.source import SparseSource, relevant_source
 from tests.fixture_markers import FIXTURES
 
+# Generated code (hypothesmith) may call a literal (`1()`) or hold an invalid escape
+# (`"\\p"`): Python compiles it with a warning, which is expected here.
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::SyntaxWarning"),
+    pytest.mark.filterwarnings("ignore:invalid escape sequence:DeprecationWarning"),
+]
+
 TRIGGERS = tuple(sorted({t for rule in all_rules() for t in rule.triggers}))
 
 # What lines around top-level statements can be: comments in and out of the first column,
@@ -209,8 +216,6 @@ def test_fixtures_whole_and_sliced_parse_to_the_whole_tree(path: Path):
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-# Generated code may call a literal (`1()`): Python compiles it with a SyntaxWarning.
-@pytest.mark.filterwarnings("ignore::SyntaxWarning")
 @given(
     parts=st.lists(hypothesmith.from_grammar(), min_size=2, max_size=4),
     between=st.sampled_from(["", "\n", "# c\n", "\n  \n", "    # deep\n\n"]),
