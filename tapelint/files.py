@@ -13,6 +13,9 @@ Rules of the walk:
   examples ship inside a TensorFlow checkout) did not write it, and its tests exercise
   gradient edge cases on purpose. The framework's own repository, whose package sits
   directly in the root, is checked as any project.
+- An older copy of a file of the project (`training_BACKUP.py` beside `training.py`,
+  `archive/models.py` under a package with its own `models.py`) is skipped too
+  (`tapelint.stale_copies`): nothing runs it, and its findings repeat the live file's.
 - A path named on the command line is checked even when excluded (pre-commit names files
   one by one), unless `force_exclude`. An excluded directory named explicitly is walked as
   if it were a project root of its own.
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tapelint.globs import Globs, gitignore_spec
+from tapelint.stale_copies import stale_copy
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -192,6 +196,8 @@ class _Walker:
                 if self._excluded_relative(entry_relative, is_dir, specs):
                     continue
                 if is_dir and "/" in entry_relative and vendored_framework(path):
+                    continue
+                if not is_dir and stale_copy(path):
                     continue
                 if is_dir:
                     pending.append((path, os.path.join(real, name), entry_relative, specs))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -211,3 +212,33 @@ def test_the_framework_repository_itself_is_checked(project):
         "tensorflow/core/BUILD.py",
         "tensorflow/python/eager/backprop_test.py",
     ]
+
+
+def test_older_copies_of_a_file_are_skipped(project):
+    for name in [
+        "training.py",
+        "training_BACKUP.py",  # beside the file it copies
+        "train_old.py",  # ... whose original is not there: checked
+        "nets/models.py",
+        "nets/archive/models.py",  # a folder of old code under the package it copies
+        "nets/archive/experiment.py",  # ... with nothing of that name above it: checked
+        "old.py",  # a module called old
+    ]:
+        write(project, name, LOSS_OUTSIDE)
+    assert checked(run_cli("check")) == [
+        "nets/archive/experiment.py",
+        "nets/models.py",
+        "old.py",
+        "train_old.py",
+        "training.py",
+    ]
+    # Named on the command line, a copy is checked.
+    assert checked(run_cli("check", "training_BACKUP.py")) == ["training_BACKUP.py"]
+
+
+def test_notebook_copies_are_skipped(project):
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "source": LOSS_OUTSIDE}
+    notebook = json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    for name in ["lesson.ipynb", "Copy of lesson.ipynb", "lesson (1).ipynb", "other (2).ipynb"]:
+        write(project, name, notebook)
+    assert checked(run_cli("check")) == ["lesson.ipynb", "other (2).ipynb"]
