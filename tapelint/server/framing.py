@@ -15,7 +15,9 @@ only a clean `Content-Length` line and the blank line after it, then the body as
 - A Content-Length too long takes the first bytes of the next message into its body: that
   body is not JSON (answered with a parse error, see `messages`), the next message has no
   header left and is lost, and the one after it is read as usual.
-- A Content-Length of 0 is logged and ignored (there is no message to answer).
+- A Content-Length of 0 is logged and ignored (there is no message to answer); one above
+  `MAX_LENGTH` is logged and handled as one that is not a number (pygls would ask for
+  that much memory at once, and end).
 
 Problems go to standard error, which every editor keeps in its log of the server: the
 client's own framing is what went wrong, so nothing is sent to it from here.
@@ -30,6 +32,8 @@ from typing import BinaryIO
 logger = logging.getLogger(__name__)
 
 _CONTENT_LENGTH = re.compile(rb"content-length:[ \t]*", re.IGNORECASE)
+MAX_LENGTH = 1 << 30  # bytes: far above any document an editor sends
+_PIECE = 1 << 20  # bytes read at a time, so memory grows with what came, not what was announced
 
 
 class FramedInput:
@@ -50,7 +54,11 @@ class FramedInput:
         return b"Content-Length: %d\r\n" % length
 
     def read(self, size: int) -> bytes:
-        return self._raw.read(size)
+        pieces = []
+        while size > 0 and (piece := self._raw.read(min(size, _PIECE))):
+            pieces.append(piece)
+            size -= len(piece)
+        return b"".join(pieces)
 
     def _next_length(self) -> int | None:
         """The next message's Content-Length, once its header block has ended; None at the
@@ -99,7 +107,11 @@ def _length(value: bytes) -> int | None:
             value.decode("utf-8", "replace"),
         )
         return None
-    if int(value) == 0:
+    length = int(value)
+    if length == 0:
         logger.warning("tapelint: ignored an empty message (Content-Length: 0)")
         return None
-    return int(value)
+    if length > MAX_LENGTH:
+        logger.warning("tapelint: ignored a Content-Length above %d: %d", MAX_LENGTH, length)
+        return None
+    return length

@@ -14,6 +14,7 @@ from typing import IO, Any
 
 import pytest
 
+from tapelint.server.framing import MAX_LENGTH
 from tests.server.session import SERVER, TIMEOUT
 
 INITIALIZE = {
@@ -114,6 +115,18 @@ def test_a_non_numeric_content_length_is_logged_and_the_next_message_is_served(
     logged = _stderr(tmp_path)
     assert "Content-Length that is not a number: 'abc'" in logged
     assert "skipped 2 bytes" in logged
+
+
+def test_a_content_length_beyond_memory_is_logged_and_the_next_message_is_served(
+    server: RawServer, tmp_path: Path
+):
+    server.send(b"Content-Length: %d\r\n\r\n{}" % 10**20 + framed(INITIALIZE))
+    [*_, answer] = server.until_answer(1)
+    assert answer["result"]["serverInfo"]["name"] == "tapelint"
+    server.send(framed(SHUTDOWN))
+    server.until_answer(2)
+    assert server.exit_status() == 0
+    assert f"ignored a Content-Length above {MAX_LENGTH}: {10**20}" in _stderr(tmp_path)
 
 
 def test_a_content_length_one_byte_too_long_loses_the_next_message_only(
