@@ -37,7 +37,7 @@ class UnrelatedWorkInTape(Rule):
     import tensorflow as tf
     from tensorflow import keras
 
-    model = keras.Sequential([keras.layers.Dense(10)])
+    model = keras.Sequential([keras.layers.Flatten(), keras.layers.Dense(10)])
     loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 
@@ -53,7 +53,7 @@ class UnrelatedWorkInTape(Rule):
     import tensorflow as tf
     from tensorflow import keras
 
-    model = keras.Sequential([keras.layers.Dense(10)])
+    model = keras.Sequential([keras.layers.Flatten(), keras.layers.Dense(10)])
     loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
 
 
