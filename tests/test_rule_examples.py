@@ -3,9 +3,11 @@
 The code blocks come from the text `tapelint rule CODE` prints (the same text the site's rule
 pages show). Each block is a whole program a reader could paste: it is written to a file of its
 own, in a directory of its own, and checked with the real
-`tapelint check --select CODE --preview --output-format json`. Every block of the "## Example"
-section must report CODE; every block of the "Use instead" section (up to the next heading)
-must report nothing.
+`tapelint check --select CODE --preview --output-format json` (the command itself, run
+in-process by click's test runner). Every block of the "## Example" section must report CODE;
+every block of the "Use instead" section (up to the next heading) must report nothing. Other
+rules are not asked: a Use instead that updates with `zip(grads, variables)` may still draw
+TAP401, which the examples leave idiomatic.
 
 Two rules are about the file rather than its code, and are special:
 
