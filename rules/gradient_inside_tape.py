@@ -85,7 +85,9 @@ class GradientInsideTape(Rule):
             penalty = tf.reduce_mean(tf.square(input_grads))
             loss = loss_fn(y, pred) + 0.1 * penalty
         grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        optimizer.apply_gradients(
+            [(g, v) for g, v in zip(grads, model.trainable_variables) if g is not None]
+        )
     ```
     """
 

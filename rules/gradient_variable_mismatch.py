@@ -106,7 +106,9 @@ class GradientVariableMismatch(Rule):
         with tf.GradientTape() as g_tape:
             g_loss = -tf.reduce_mean(discriminator(generator(noise, training=True)))
         g_grads = g_tape.gradient(g_loss, generator.trainable_variables)
-        g_opt.apply_gradients(zip(g_grads, generator.trainable_variables))
+        g_opt.apply_gradients(
+            [(g, v) for g, v in zip(g_grads, generator.trainable_variables) if g is not None]
+        )
     ```
     """
 

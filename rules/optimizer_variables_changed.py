@@ -92,7 +92,9 @@ class OptimizerVariablesChanged(Rule):
             with tf.GradientTape() as tape:
                 loss = loss_fn(labels, model(images, training=True))
             grads = tape.gradient(loss, model.trainable_variables)
-            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            optimizer.apply_gradients(
+                [(g, v) for g, v in zip(grads, model.trainable_variables) if g is not None]
+            )
 
 
     train(model, keras.optimizers.Adam(1e-3), epochs=5)

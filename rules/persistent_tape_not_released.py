@@ -85,8 +85,13 @@ class PersistentTapeNotReleased(Rule):
             pred = model(x, training=True)
             mse = tf.reduce_mean(tf.square(pred - y))
             mae = tf.reduce_mean(tf.abs(pred - y))
-        mse_grads = tape.gradient(mse, model.trainable_variables)
-        mae_grads = tape.gradient(mae, model.trainable_variables)
+        # A variable that misses a loss gets a zero gradient, never None.
+        mse_grads = tape.gradient(
+            mse, model.trainable_variables, unconnected_gradients=tf.UnconnectedGradients.ZERO
+        )
+        mae_grads = tape.gradient(
+            mae, model.trainable_variables, unconnected_gradients=tf.UnconnectedGradients.ZERO
+        )
         del tape
         grads = [a + 0.5 * b for a, b in zip(mse_grads, mae_grads)]
         optimizer.apply_gradients(zip(grads, model.trainable_variables))

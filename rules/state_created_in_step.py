@@ -114,7 +114,9 @@ class StateCreatedInStep(Rule):
                 with tf.GradientTape() as tape:
                     loss = loss_fn(y, model(x, training=True))
                 grads = tape.gradient(loss, model.trainable_variables)
-                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                optimizer.apply_gradients(
+                    [(g, v) for g, v in zip(grads, model.trainable_variables) if g is not None]
+                )
     ```
     """
 

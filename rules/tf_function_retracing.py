@@ -105,7 +105,9 @@ class TfFunctionRetracing(Rule):
         with tf.GradientTape() as tape:
             loss = warmup * loss_fn(y, model(x, training=True))
         grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        optimizer.apply_gradients(
+            [(g, v) for g, v in zip(grads, model.trainable_variables) if g is not None]
+        )
 
 
     def fit(dataset, epochs):
@@ -128,7 +130,9 @@ class TfFunctionRetracing(Rule):
         with tf.GradientTape() as tape:
             loss = loss_fn(y, model(x, training=True))
         grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        optimizer.apply_gradients(
+            [(g, v) for g, v in zip(grads, model.trainable_variables) if g is not None]
+        )
 
 
     def fit(dataset, epochs):

@@ -3,11 +3,11 @@
 The code blocks come from the text `tapelint rule CODE` prints (the same text the site's rule
 pages show). Each block is a whole program a reader could paste: it is written to a file of its
 own, in a directory of its own, and checked with the real
-`tapelint check --select CODE --preview --output-format json` (the command itself, run
-in-process by click's test runner). Every block of the "## Example" section must report CODE;
-every block of the "Use instead" section (up to the next heading) must report nothing. Other
-rules are not asked: a Use instead that updates with `zip(grads, variables)` may still draw
-TAP401, which the examples leave idiomatic.
+`tapelint check --preview --output-format json` (the command itself, run in-process by
+click's test runner). Every block of the "## Example" section, checked with `--select CODE`,
+must report CODE; every block of the "Use instead" section (up to the next heading) must
+report nothing from any rule, preview rules included: a reader copies it as the right way to
+write the step, so it must not draw another rule's finding (an unfiltered update, say).
 
 Two rules are about the file rather than its code, and are special:
 
@@ -55,14 +55,15 @@ def example_blocks(code: str) -> tuple[list[str], list[str]]:
 
 
 def reported_codes(
-    code: str, source: str, directory: Path, monkeypatch: pytest.MonkeyPatch
+    code: str, source: str, directory: Path, monkeypatch: pytest.MonkeyPatch, *, select: str
 ) -> list[str]:
-    """The codes `tapelint check --select CODE --preview` reports for `source`, written to
-    `example.py` alone in `directory` and checked from there (no config, no cache)."""
+    """The codes `tapelint check --select SELECT --preview` reports for `source` (a block of
+    CODE's documentation), written to `example.py` alone in `directory` and checked from
+    there (no config, no cache)."""
     directory.mkdir()
     (directory / "example.py").write_bytes(source.encode(ENCODING.get(code, "utf-8")))
     monkeypatch.chdir(directory)
-    command = ["check", "--select", code, "--preview", "--output-format", "json", "--no-cache"]
+    command = ["check", "--select", select, "--preview", "--output-format", "json", "--no-cache"]
     result = CliRunner().invoke(cli, [*command, "example.py"], catch_exceptions=False)
     assert result.exit_code in (0, 1), result.output
     return [diagnostic["code"] for diagnostic in json.loads(result.stdout)]
@@ -88,7 +89,9 @@ def test_the_example_reports_its_rule(
     example, _ = example_blocks(code)
     assert example, f"{code}'s Example has no code block"
     for number, block in enumerate(example, start=1):
-        reported = reported_codes(code, block, tmp_path / f"example_{number}", monkeypatch)
+        reported = reported_codes(
+            code, block, tmp_path / f"example_{number}", monkeypatch, select=code
+        )
         assert code in reported, f"{code}'s Example block {number} reports nothing:\n{block}"
 
 
@@ -99,5 +102,7 @@ def test_use_instead_reports_nothing(
     _, use_instead = example_blocks(code)
     assert use_instead, f"{code}'s Use instead has no code block"
     for number, block in enumerate(use_instead, start=1):
-        reported = reported_codes(code, block, tmp_path / f"use_instead_{number}", monkeypatch)
+        reported = reported_codes(
+            code, block, tmp_path / f"use_instead_{number}", monkeypatch, select="TAP"
+        )
         assert reported == [], f"{code}'s Use instead block {number} reports {reported}:\n{block}"
