@@ -23,7 +23,7 @@ import click
 
 from tapelint.config import Settings
 from tapelint.runner import Options, Report, display_path, run
-from tapelint.validate import report, tflog
+from tapelint.validate import interrupts, report, tflog
 from tapelint.validate.join import Validated, judge, runtime_findings
 from tapelint.validate.launch import Outcome, probe_environment, run_program
 from tapelint.validate.observations import Observations, read_events
@@ -58,6 +58,17 @@ class Request:
 
 
 def validate(request: Request) -> int:
+    """SIGINT, SIGTERM and SIGHUP end the run, and every process of the program, with exit
+    status 128 + the signal's number (`interrupts`)."""
+    with interrupts.handled():
+        try:
+            return _validate(request)
+        except interrupts.Interrupted as stop:
+            click.echo(f"error: interrupted ({signal.Signals(stop.signum).name})", err=True)
+            return 128 + stop.signum
+
+
+def _validate(request: Request) -> int:
     command, static_paths = _command(request)
     cwd = Path.cwd()
     # Checked before the run, so that the probe can watch their lines for exceptions.
