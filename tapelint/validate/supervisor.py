@@ -48,7 +48,8 @@ def main(argv: Sequence[str]) -> int:
         return 1
     with os.fdopen(status_fd, "w") as status:
         try:
-            program = subprocess.Popen(command, preexec_fn=_as_child(os.getpid()))
+            # A group of its own: a program that signals its group does not reach this one.
+            program = subprocess.Popen(command, preexec_fn=_as_child(os.getpid()), process_group=0)
         except OSError as error:
             status.write(f"error {error.errno or 0} {error.strerror or error}\n")
             return 1

@@ -144,7 +144,11 @@ def _stderr(project: Path) -> str:
     return (project / "err.txt").read_text(errors="replace")
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def _name(signum: signal.Signals | None) -> str:
+    return signum.name if signum is not None else "normal-end"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=_name)
 def test_a_signal_to_validate_ends_the_program_and_the_run_as_ctrl_c_does(project, signum):
     (project / "spin.py").write_text(
         "import os, time\n"
@@ -165,7 +169,7 @@ def test_a_signal_to_validate_ends_the_program_and_the_run_as_ctrl_c_does(projec
     assert f"error: interrupted ({signal.Signals(signum).name})" in stderr
 
 
-@pytest.mark.parametrize("signum", [None, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
+@pytest.mark.parametrize("signum", [None, signal.SIGTERM, signal.SIGHUP, signal.SIGKILL], ids=_name)
 def test_no_process_the_program_started_outlives_the_run(project, signum):
     """Normally (the program ends, leaving a child in its own session and a daemon), and
     when tapelint is signalled, even with SIGKILL, while they all run."""
@@ -203,7 +207,7 @@ def _peak_memory_kib(command: list[str], project: Path) -> tuple[int, str]:
     return int(result.stdout), _stderr(project)
 
 
-@pytest.mark.parametrize("quiet", [True, False])
+@pytest.mark.parametrize("quiet", [True, False], ids=["quiet", "shown"])
 def test_200_mib_of_output_costs_tapelint_little_memory(project, quiet):
     """With `-q` only the end of the output is kept, and it is what is printed when the
     program fails; without it the output is passed on as it comes (here to standard error,
