@@ -4,7 +4,8 @@ diagnostic a verdict.
 Exit status: 1 when a diagnostic is confirmed or a problem was found at runtime; else 3 when
 the program failed (an error, a non-zero exit, a signal, or the time limit) before its first
 optimizer step; else 0. 2 is tapelint's own trouble: bad usage, TensorFlow not importable,
-a program that could not be started or started no instrumented Python.
+a program that could not be started or started no instrumented Python. 128 + N: interrupted
+by signal N (Ctrl-C, SIGTERM, SIGHUP), after the program's processes were ended.
 """
 
 from __future__ import annotations
