@@ -204,18 +204,19 @@ class _Pool:
             groups = [[indexes[i] for i in group] for group in batches(sizes, workers)]
         before = set(multiprocessing.active_children())
         try:
-            with interrupts.held():  # the workers fork (at the first submit) holding them
-                pool = ProcessPoolExecutor(
-                    min(workers, len(groups)),
-                    mp_context=self._context,
-                    initializer=_start_worker,
-                    initargs=(self._shared, self._marks, os.getpid()),
-                )
+            pool = ProcessPoolExecutor(
+                min(workers, len(groups)),
+                mp_context=self._context,
+                initializer=_start_worker,
+                initargs=(self._shared, self._marks, os.getpid()),
+            )
         except (OSError, ImportError, NotImplementedError):  # no semaphores (some sandboxes)
             return None
         unfinished: list[int] = []
         try:
             run = functools.partial(_run_group, self._function, self._shared is not None)
+            # The workers (forked at the first submit) and the pool's threads (started
+            # then) begin holding the stop signals: only this thread takes them.
             with interrupts.held():
                 futures: list[tuple[list[int], Future[list[Any]]]] = [
                     (group, pool.submit(run, [(i, self._calls[i]) for i in group]))
