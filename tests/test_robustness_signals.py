@@ -179,12 +179,13 @@ def test_a_signal_while_a_worker_forks_stops_the_run_and_its_fixes(tmp_path, sig
 
 
 # ---------------------------------------------------------------------- at random moments
-def _catches(pid: int, signum: int) -> bool:
-    """Whether the process has a handler for the signal (SigCgt in /proc)."""
+def _catches_all(pid: int) -> bool:
+    """Whether the process has a handler for each of the stop signals (SigCgt in /proc)."""
     with contextlib.suppress(OSError):
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("SigCgt:"):
-                return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
+                caught = int(line.split()[1], 16)
+                return all(caught >> (signum - 1) & 1 for signum in STOP_SIGNALS)
     return False
 
 
@@ -230,11 +231,11 @@ def test_a_signal_at_any_moment_ends_check_cleanly(trees, tmp_path_factory, sign
     )
     try:
         # The moments start at tapelint's first line (before it, the interpreter's own start
-        # is Python's business): when the process has a handler for SIGTERM, which nothing
-        # but tapelint installs.
-        while process.poll() is None and not _catches(process.pid, signal.SIGTERM):
+        # is Python's business): when the process has handlers for SIGTERM and SIGHUP,
+        # which nothing but tapelint installs (Python's own is for SIGINT).
+        while process.poll() is None and not _catches_all(process.pid):
             time.sleep(0.001)
-        assert process.poll() is None, "the run ended without ever handling SIGTERM"
+        assert process.poll() is None, "the run ended without ever handling SIGTERM and SIGHUP"
         time.sleep(delay)
         finished = process.poll() is not None
         if not finished:
