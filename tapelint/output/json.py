@@ -1,5 +1,5 @@
 """A JSON list with one object per diagnostic (`json`), or one object a line (`json-lines`);
-positions 1-based, ends exclusive. docs/json-output.md documents the keys for users.
+positions 1-based, ends exclusive. docs/output-formats.md documents the keys for users.
 
 Keys: path, line, column, end_line, end_column, code, name, severity, message, url (the
 rule's page on the documentation site, as SARIF's `helpUri`; null for a code no rule has),

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TextIO
+from typing import Any, TextIO
 
 import click
 
@@ -61,8 +61,8 @@ class Style:
 
     enabled: bool = False
 
-    def _paint(self, text: str, **how: object) -> str:
-        return click.style(text, **how) if self.enabled and text else text  # type: ignore[arg-type]
+    def _paint(self, text: str, **how: Any) -> str:
+        return click.style(text, **how) if self.enabled and text else text
 
     def path(self, text: str) -> str:
         return self._paint(text, bold=True)
