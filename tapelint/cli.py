@@ -35,6 +35,8 @@ from tapelint.check_command import (
 from tapelint.clean import CleanError, remove_cache
 from tapelint.config import ConfigError, Settings, find_config, load_settings
 from tapelint.output import FORMATS
+from tapelint.output.rules_json import render as rules_json
+from tapelint.output.style import CHOICES as COLOR_CHOICES
 from tapelint.registry import all_rules, rule_by_code_or_name
 from tapelint.rule import Rule
 from tapelint.selection import SelectorError, close_matches, validate
@@ -130,8 +132,18 @@ _PER_FILE = (
     "advice, [*] on what the fixes can fix (the default when standard output is a terminal); "
     "text: one line each with the whole message, flake8's form (the default otherwise, so "
     "that scripts and CI logs get every word); full: each with the code it points at and "
-    "what to do; grouped: concise lines under each file's path; json, sarif, and github "
-    "(GitHub Actions annotations).",
+    "what to do; grouped: concise lines under each file's path; for programs and CI: json, "
+    "json-lines, sarif, github (GitHub Actions annotations), gitlab (GitLab Code Quality), "
+    "azure (Azure Pipelines logging commands), junit (JUnit XML), pylint, rdjson (reviewdog).",
+)
+@click.option(
+    "--color",
+    type=click.Choice(COLOR_CHOICES),
+    default="auto",
+    show_default=True,
+    help="Colour the formats for people. auto: only on a terminal, and not when NO_COLOR is "
+    "set (FORCE_COLOR or CLICOLOR_FORCE colour a pipe too); the formats for programs are "
+    "never coloured.",
 )
 @click.option(
     "-o",
@@ -487,8 +499,18 @@ def rule_command(code_or_name: str) -> int:
 
 
 @cli.command("rules")
-def rules_command() -> int:
+@click.option(
+    "--output-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: a table; json: a list of {code, name, severity, preview, fixable, url, summary}.",
+)
+def rules_command(output_format: str) -> int:
     """List every rule: code, name, severity, whether it runs by default, summary."""
+    if output_format == "json":
+        click.echo(rules_json(all_rules()), nl=False)
+        return EXIT_CLEAN
     header = ("code", "name", "severity", "default", "summary")
     rows = [header] + [
         (
