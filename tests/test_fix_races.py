@@ -228,11 +228,17 @@ def _save_as_an_editor_does(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
-@BOUNDED
+def _first_write(paths: list[Path], initial: dict[Path, str], process: subprocess.Popen) -> None:
+    """Wait until the run has written a file (its fix stage has begun) or has ended."""
+    while process.poll() is None and all(p.read_text() == initial[p] for p in paths):
+        time.sleep(0.001)
+
+
+@settings(BOUNDED, max_examples=5)  # each example starts a process
 @given(
-    files=TREES,
-    edits=st.lists(st.tuples(st.floats(0, 2.5), st.integers(0, 4), EDITS), min_size=1, max_size=4),
-    kill_after=st.one_of(st.none(), st.floats(0.2, 2.5)),
+    files=st.lists(st.tuples(st.sampled_from(SNIPPETS), st.booleans()), min_size=6, max_size=12),
+    edits=st.lists(st.tuples(st.floats(0, 0.5), st.integers(0, 11), EDITS), min_size=1, max_size=4),
+    kill_after=st.one_of(st.none(), st.floats(0, 0.5)),
 )
 def test_fix_in_a_process_while_a_thread_edits_the_tree_and_a_kill_may_come(
     tmp_path_factory: pytest.TempPathFactory,
@@ -241,10 +247,12 @@ def test_fix_in_a_process_while_a_thread_edits_the_tree_and_a_kill_may_come(
     kill_after: float | None,
 ) -> None:
     """The real command in its own process; another thread saves files at random moments
-    (seconds from the start), and the command may be killed (SIGKILL) at one."""
+    (seconds after the run's first write, so that they fall among its fixes), and the
+    command may be killed (SIGKILL) at one."""
     base = tmp_path_factory.mktemp("tree")
     paths = _tree(base / "tree", files)
-    left = {path: path.read_text() for path in paths}
+    initial = {path: path.read_text() for path in paths}
+    left = dict(initial)
     environment = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     process = subprocess.Popen(
         [sys.executable, "-m", "tapelint", "check", "--no-cache", "--fix", "-j1", "."],
@@ -253,6 +261,7 @@ def test_fix_in_a_process_while_a_thread_edits_the_tree_and_a_kill_may_come(
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    _first_write(paths, initial, process)
     started = time.monotonic()
 
     def editor() -> None:
@@ -270,7 +279,7 @@ def test_fix_in_a_process_while_a_thread_edits_the_tree_and_a_kill_may_come(
                 process.wait(timeout=kill_after)
             except subprocess.TimeoutExpired:
                 process.send_signal(signal.SIGKILL)
-        process.wait(timeout=120)
+        process.wait(timeout=300)
     finally:
         thread.join()
     _assert_each_file_is_the_users_or_its_fix(paths, left, ["--fix"], base / "expected")
