@@ -138,7 +138,7 @@ def analysis_without_parsing(
     """The first pass of a Python file when it can be had without a parse (no trigger, a
     cache hit), else None; and its cache key."""
     if not task.linter.may_report(data):
-        return Analysed(FileAnalysis([]), digest=content_digest(data)), None
+        return Analysed(FileAnalysis([])), None  # nothing to fix: no digest needed
     if cache is None:
         return None, None
     # A lab notebook's results also depend on its solution's (`lab_solutions`).
