@@ -14,15 +14,15 @@ import difflib
 import errno
 import io
 import os
-import signal
 import stat
 import tempfile
 import tokenize
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tapelint import interrupts
 from tapelint.diagnostics import Applicability, Diagnostic, Edit, Fix
 
 MAX_PASSES = 10
@@ -219,7 +219,7 @@ def write_atomically(path: Path, data: bytes, *, expected: bytes) -> None:
     status = os.stat(target)
     if not status.st_mode & 0o222 or not os.access(target, os.W_OK):
         raise PermissionError(errno.EACCES, "the file is read-only", str(path))
-    with _signals_held():
+    with interrupts.held():
         if status.st_nlink > 1 or not _replaced(target, data, status, expected):
             _write_in_place(target, data, expected)
 
@@ -347,25 +347,6 @@ def _save_copy(target: Path, old: bytes) -> str | None:
     except OSError:
         return None
     return copy
-
-
-_HELD_SIGNALS = {
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
-}
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Signals that end a run wait until the block is over (in this thread: a worker
-    process writes from its only thread). Where signals cannot be held, nothing changes."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def fixable_count(diagnostics: Iterable[Diagnostic], *, unsafe: bool) -> int:
