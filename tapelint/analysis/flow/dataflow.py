@@ -248,10 +248,8 @@ def value_names_in(node: cst.CSTNode, imports: ImportTable | None = None) -> Ite
     return (n for n in names_in(node) if id(n) not in skipped)
 
 
-def _in_index_position(model: FileModel, stmt: cst.CSTNode | None, node: cst.CSTNode) -> bool:
+def _in_index_position(model: FileModel, stmt: cst.CSTNode, node: cst.CSTNode) -> bool:
     """Whether `node` sits inside an index of its statement (`pred[np.argmax(...)]`)."""
-    if stmt is None:
-        return False
     return any(contains(index, node) for index in index_positions(stmt, model.imports))
 
 

@@ -176,7 +176,7 @@ def _reading(model: FileModel, d: Def) -> list[cst.CSTNode]:
     """The statements of `d`'s own scope that read parameter `d`, in the walk's order."""
     found: dict[cst.CSTNode, None] = {}
     for use in _uses_of_parameters(model).get(d, []):
-        if use.scope is d.scope and use.stmt is not None:
+        if use.scope is d.scope:
             found.setdefault(use.stmt)
     return list(found)
 

@@ -87,7 +87,7 @@ def _unguarded_maps(model: FileModel) -> list[Transform]:
     found: list[Transform] = []
     searched: set[int] = set()
     for use in list(model.uses_by_node.values()):
-        if use.stmt is None or id(use.stmt) in searched or not use.defs & gradient_defs:
+        if id(use.stmt) in searched or not use.defs & gradient_defs:
             continue
         searched.add(id(use.stmt))
         for site in model.calls_in(use.stmt):

@@ -96,7 +96,7 @@ def _recorded_calls(
     searched: set[tuple[int, int]] = set()
     for use in list(model.uses_by_node.values()):
         tapes = tapes_by_scope.get(use.scope)
-        if not tapes or not isinstance(use.node, cst.Name) or use.stmt is None:
+        if not tapes or not isinstance(use.node, cst.Name):
             continue
         for tape in tapes:
             if not is_recording(use.ctx, tape) or (id(tape), id(use.stmt)) in searched:

@@ -328,9 +328,7 @@ class _Paths:
         before the watch with no input the tape watched."""
         if not is_recording(d.ctx, self.tape):
             stopped = any(f.kind is FrameKind.STOP for f in d.ctx)
-            return (
-                not stopped and d.stmt is not None and self.model.written_before(d.stmt, self.block)
-            )
+            return not stopped and self.model.written_before(d.stmt, self.block)
         if d.order > self.watch.order or not _straight_line(d.ctx, self.tape):
             return False
         return d.value is not None and not self._connected(d.value, d.order)

@@ -165,8 +165,6 @@ def unreleased(
     working = [u for u in uses if u.tape_role != "del"]
     last_stmt = working[-1].stmt if working else tape.stmt
     last_order = working[-1].order if working else tape.order
-    if last_stmt is None:
-        return None
     if _released_after(model, tape, uses, last_order, _innermost_loop(tape)):
         return None
     release = _release_point(model, tape, last_stmt)
@@ -195,7 +193,7 @@ def _unreleased_attribute(model: FileModel, tape: TapeInstance) -> Unreleased | 
     working = [u for u in uses if u.tape_role != "del"]
     last_stmt = working[-1].stmt if working else tape.stmt
     last_order = working[-1].order if working else tape.order
-    if last_stmt is None or _released_after(model, tape, uses, last_order, None):
+    if _released_after(model, tape, uses, last_order, None):
         return None
     return Unreleased(last_stmt, "attribute", _release_point(model, tape, last_stmt))
 

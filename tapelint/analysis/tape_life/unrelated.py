@@ -116,8 +116,6 @@ def _tied_to_loop(
         return False
     for name in names_in(value):
         for d in model.defs_of(name):
-            if d.stmt is None:
-                continue
             if any(d.stmt is loop or contains(loop, d.stmt) for loop in loops):
                 return True
     return False

@@ -301,7 +301,7 @@ class _Finder:
         """Inside output, an initial value, `tf.init_scope()`, or an `is None` guard."""
         if self.graphs.lifted(site):
             return True
-        for outer in self.model.calls_in(site.stmt) if site.stmt is not None else ():
+        for outer in self.model.calls_in(site.stmt):
             qualified = outer.qualified or dotted_name(outer.node.func) or ""
             if outer.node is site.node or not contains(outer.node, site.node):
                 continue
