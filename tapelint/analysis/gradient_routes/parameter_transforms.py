@@ -65,9 +65,9 @@ def parameter_transforms(
     for call in calls:
         for transform in _of_mapping(model, call, scope):
             found.setdefault((transform.param, True), transform)
-    for index, d in enumerate(_parameters(model, scope, function) if itself else ()):
-        if d is not None:
-            op = _own_op(model, function, d)
+    for index, param in enumerate(_parameters(model, scope, function) if itself else ()):
+        if param is not None:
+            op = _own_op(model, function, param)
             if op is not None:
                 found.setdefault((index, False), ParameterTransform(index, False, op))
     return sorted(found.values(), key=lambda t: (t.param, not t.each))

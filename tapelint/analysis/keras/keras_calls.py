@@ -139,7 +139,9 @@ def _root_name(func: cst.BaseExpression) -> cst.Name | None:
 
 def _is_stateless(origins: Origins) -> bool:
     """Every path made a built-in layer without variables that reads `training`."""
-    return bool(origins) and all(
+    if not origins:
+        return False
+    return all(
         origin.how is How.CONSTRUCTED
         and origin.keras_class is not None
         and origin.keras_class.startswith("keras.layers.")

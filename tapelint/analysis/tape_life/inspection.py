@@ -91,7 +91,9 @@ def _looks_at(model: FileModel, small: cst.BaseSmallStatement, node: cst.CSTNode
 
 def _uses_only_look(model: FileModel, d: Def) -> bool:
     uses = _uses_in_scope(model, d)
-    return bool(uses) and all(_use_only_looks(model, u) for u in uses)
+    if not uses:
+        return False
+    return all(_use_only_looks(model, u) for u in uses)
 
 
 def _use_only_looks(model: FileModel, use: Use) -> bool:

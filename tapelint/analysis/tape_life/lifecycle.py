@@ -18,6 +18,7 @@ from tapelint.analysis.file_model.model import (
     DefKind,
     FileModel,
     FrameKind,
+    Scope,
     TapeInstance,
     Tri,
     Use,
@@ -95,7 +96,7 @@ def lives_only_while_tracing(tape: TapeInstance) -> bool:
     """Whether the tape is created in a compiled body (a `tf.function`, a Keras `train_step`
     override, or a function nested in one): a trace-time object, gone once the graph is
     built, so what it holds never outlives a trace."""
-    scope = tape.scope
+    scope: Scope | None = tape.scope
     while scope is not None:
         if scope.is_compiled:
             return True

@@ -362,8 +362,8 @@ class _Facts:
                 first = other.stmt
         text = self.model.module.code_for_node(target)
         frozen = _built_frozen(self, target)
-        for stmt, other, value in settings:
-            if self.model.module.code_for_node(other) != text:
+        for stmt, setting, value in settings:
+            if self.model.module.code_for_node(setting) != text:
                 continue
             if value and stmt is not thawing and self.model.written_before(stmt, first):
                 return False
