@@ -68,7 +68,7 @@ class TapelintProtocol(LanguageServerProtocol):
     ) -> Generator[Any, Any, None]:
         uri = params.text_document.uri
         if unquote(uri) not in self.workspace.text_documents:  # pygls's keys are unquoted
-            self._server.window_log_message(  # type: ignore[attr-defined]
+            self._server.window_log_message(
                 types.LogMessageParams(
                     type=types.MessageType.Warning,
                     message=f"tapelint: ignored a change to {uri}, which is not open",
