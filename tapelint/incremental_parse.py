@@ -247,7 +247,7 @@ def _unowned(line: str) -> bool:
 
 
 def _first_line(statement: ast.stmt) -> int:
-    decorators = getattr(statement, "decorator_list", ())
+    decorators: list[ast.expr] = getattr(statement, "decorator_list", [])
     return min([statement.lineno, *(d.lineno for d in decorators)])
 
 
