@@ -68,19 +68,42 @@ class MissingTrainingFlag(Rule):
 
     ## Example
     ```python
-    model = keras.Sequential([layers.Dense(256, activation="relu"), layers.Dropout(0.5),
-                              layers.Dense(10)])
+    import tensorflow as tf
+    from tensorflow import keras
 
-    with tf.GradientTape() as tape:
-        logits = model(x)
-        loss = loss_fn(y, logits)
+    model = keras.Sequential([
+        keras.layers.Dense(256, activation="relu"),
+        keras.layers.Dropout(0.5),
+        keras.layers.Dense(10),
+    ])
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x)
+            loss = loss_fn(y, logits)
+        return tape.gradient(loss, model.trainable_variables)
     ```
 
     Use instead:
     ```python
-    with tf.GradientTape() as tape:
-        logits = model(x, training=True)
-        loss = loss_fn(y, logits)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([
+        keras.layers.Dense(256, activation="relu"),
+        keras.layers.Dropout(0.5),
+        keras.layers.Dense(10),
+    ])
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss = loss_fn(y, logits)
+        return tape.gradient(loss, model.trainable_variables)
     ```
     """
 

@@ -42,18 +42,51 @@ class NoneUnsafeGradientTransform(Rule):
 
     ## Example
     ```python
-    grads = tape.gradient(loss, model.trainable_variables)
-    grads = [tf.clip_by_norm(g, 5.0) for g in grads]
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        return [tf.clip_by_norm(g, 5.0) for g in grads]
     ```
 
     Use instead:
     ```python
-    grads = tape.gradient(loss, model.trainable_variables)
-    grads = [None if g is None else tf.clip_by_norm(g, 5.0) for g in grads]
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        return [None if g is None else tf.clip_by_norm(g, 5.0) for g in grads]
     ```
+
     or clip by the global norm, which skips `None`:
     ```python
-    grads, _ = tf.clip_by_global_norm(grads, 5.0)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        grads, _ = tf.clip_by_global_norm(grads, 5.0)
+        return grads
     ```
     """
 

@@ -67,20 +67,42 @@ class UnfilteredApplyGradients(Rule):
 
     ## Example
     ```python
-    grads = tape.gradient(loss, model.trainable_variables)
-    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+    optimizer = keras.optimizers.Adam()
+
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
     ```
 
     Use instead:
     ```python
-    grads = tape.gradient(loss, model.trainable_variables)
-    pairs = []
-    for grad, var in zip(grads, model.trainable_variables):
-        if grad is None:
-            tf.get_logger().warning("no gradient for %s", var.name)
-        else:
-            pairs.append((grad, var))
-    optimizer.apply_gradients(pairs)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+    optimizer = keras.optimizers.Adam()
+
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        pairs = []
+        for grad, var in zip(grads, model.trainable_variables):
+            if grad is None:
+                tf.get_logger().warning("no gradient for %s", var.name)
+            else:
+                pairs.append((grad, var))
+        optimizer.apply_gradients(pairs)
     ```
 
     ## Fix safety

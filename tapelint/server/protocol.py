@@ -4,9 +4,10 @@ that does the job (linting, actions, docs, settings)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
@@ -17,10 +18,13 @@ from tapelint.server.checking import fix_safely
 from tapelint.server.docs import rule_page
 from tapelint.server.documents import PYTHON
 from tapelint.server.linting import Linting
-from tapelint.server.messages import TapelintProtocol
+from tapelint.server.messages import UNPARSABLE, TapelintProtocol
 from tapelint.server.projects import Projects
 from tapelint.server.results import Result
 from tapelint.server.settings import ClientSettings, ProjectSettings, workspace_root
+
+if TYPE_CHECKING:
+    from pygls.server import ServerErrors
 
 _CHECKED_SUFFIXES = (".py", ".ipynb")
 # Files whose change can change a project's settings (excludes read .gitignore files too).
@@ -28,6 +32,8 @@ _CONFIG_FILES = ("pyproject.toml", ".gitignore")
 
 
 class TapelintServer(LanguageServer):
+    protocol: TapelintProtocol
+
     def __init__(self) -> None:
         super().__init__(
             "tapelint",
@@ -51,6 +57,14 @@ class TapelintServer(LanguageServer):
         self.shut_down = False
         self.languages: dict[str, str | None] = {}  # of the open text documents
         self._reported: set[str] = set()
+
+    def report_server_error(self, error: Exception, source: ServerErrors) -> None:
+        """pygls's read loop reports a body it could not parse here (as a JsonRpcException):
+        that is answered with a parse error, not shown to the user as a server error."""
+        if source is JsonRpcException and isinstance(error, UNPARSABLE):
+            self.protocol.answer_parse_error(error)
+            return
+        super().report_server_error(error, source)
 
     def is_checked(self, uri: str) -> bool:
         """Whether a text document is Python (by its language, else by its name)."""

@@ -4,7 +4,8 @@ diagnostic a verdict.
 Exit status: 1 when a diagnostic is confirmed or a problem was found at runtime; else 3 when
 the program failed (an error, a non-zero exit, a signal, or the time limit) before its first
 optimizer step; else 0. 2 is tapelint's own trouble: bad usage, TensorFlow not importable,
-a program that could not be started or started no instrumented Python.
+a program that could not be started or started no instrumented Python. 128 + N: interrupted
+by signal N (Ctrl-C, SIGTERM, SIGHUP), after the program's processes were ended.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import click
 
 from tapelint.config import Settings
 from tapelint.runner import Options, Report, display_path, run
-from tapelint.validate import report, tflog
+from tapelint.validate import interrupts, report, tflog
 from tapelint.validate.join import Validated, judge, runtime_findings
 from tapelint.validate.launch import Outcome, probe_environment, run_program
 from tapelint.validate.observations import Observations, read_events
@@ -58,6 +59,17 @@ class Request:
 
 
 def validate(request: Request) -> int:
+    """SIGINT, SIGTERM and SIGHUP end the run, and every process of the program, with exit
+    status 128 + the signal's number (`interrupts`)."""
+    with interrupts.handled():
+        try:
+            return _validate(request)
+        except interrupts.Interrupted as stop:
+            click.echo(f"error: interrupted ({signal.Signals(stop.signum).name})", err=True)
+            return 128 + stop.signum
+
+
+def _validate(request: Request) -> int:
     command, static_paths = _command(request)
     cwd = Path.cwd()
     # Checked before the run, so that the probe can watch their lines for exceptions.
