@@ -106,6 +106,7 @@ class PersistentTapeNotReleased(Rule):
     code = "TAP103"
     name = "persistent-tape-not-released"
     severity = Severity.WARNING
+    fixable = True
 
     def check(self, model: FileModel) -> Iterator[Finding]:
         work = SignificantWork(model)

@@ -116,6 +116,7 @@ class UnfilteredApplyGradients(Rule):
     code = "TAP401"
     name = "unfiltered-apply-gradients"
     severity = Severity.WARNING
+    fixable = True
     # A helper module that is handed the tape (`return tape.gradient(loss, vs)`) never
     # names `GradientTape`: its summary is what the caller's check needs.
     triggers = ("GradientTape", ".gradient(")

@@ -82,6 +82,7 @@ class UnnecessaryPersistentTape(Rule):
     code = "TAP102"
     name = "unnecessary-persistent-tape"
     severity = Severity.WARNING
+    fixable = True
 
     def check(self, model: FileModel) -> Iterator[Finding]:
         for tape in model.tapes:

@@ -56,6 +56,7 @@ from typing import Any
 import tapelint
 from tapelint import rules as rules_package  # type: ignore[attr-defined]  # mypy: `rules`
 from tapelint.analysis.project_model.summaries import ModuleSummary
+from tapelint.bounded_read import read_regular_file
 from tapelint.config import Settings
 from tapelint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Related, Severity
 from tapelint.engine import FileAnalysis
@@ -71,6 +72,10 @@ _CACHEDIR_TAG = (
     "# This file is a cache directory tag created by tapelint.\n"
     "# For information about cache directory tags see https://bford.info/cachedir/\n"
 )
+
+# An entry larger than this is a miss, not read: tapelint writes nothing near it (an entry
+# holds a file's findings and module summary; the file is at most `max-file-size`).
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
 
 # What a corrupt or foreign entry raises while it is decoded: a miss. (`json` raises a
 # RecursionError on deeply nested arrays or objects.)
@@ -220,8 +225,9 @@ class ResultCache:
         self._write(key, {"summary": None if summary is None else summary.to_json()})
 
     def _read(self, key: str) -> dict[str, Any]:
-        with open(self._entry(key), "rb") as file:
-            entry = json.load(file)
+        """An entry's JSON; an entry that is not a regular file (a FIFO, a symlink to a
+        device) or is too large raises OSError, as one that cannot be read does."""
+        entry = json.loads(read_regular_file(self._entry(key), MAX_ENTRY_BYTES))
         if not isinstance(entry, dict):
             raise TypeError("expected an object")
         return entry

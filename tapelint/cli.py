@@ -14,6 +14,7 @@ Output formats, their default and the summary line: `tapelint.output`,
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from typing import Any, NoReturn
 
 import click
 
+from tapelint import interrupts
 from tapelint.check_command import (
     EXIT_CLEAN,
     EXIT_ERROR,
@@ -33,13 +35,13 @@ from tapelint.check_command import (
 from tapelint.clean import CleanError, remove_cache
 from tapelint.config import ConfigError, Settings, find_config, load_settings
 from tapelint.output import FORMATS
+from tapelint.output.rules_json import render as rules_json
+from tapelint.output.style import CHOICES as COLOR_CHOICES
 from tapelint.registry import all_rules, rule_by_code_or_name
 from tapelint.rule import Rule
 from tapelint.selection import SelectorError, close_matches, validate
 from tapelint.show import files_checked, settings_text
 from tapelint.watch import watch as watch_and_check
-
-EXIT_INTERRUPTED = 130
 
 
 class _Group(click.Group):
@@ -56,9 +58,9 @@ class _Group(click.Group):
         except click.ClickException as error:
             print_error(error.format_message())
             status = EXIT_ERROR
-        except click.Abort:
+        except click.Abort:  # a KeyboardInterrupt: Ctrl-C, SIGTERM or SIGHUP
             print_error("interrupted")
-            status = EXIT_INTERRUPTED
+            status = interrupts.exit_status()
         except Exception as error:  # never a traceback
             print_error(f"internal error: {type(error).__name__}: {error}")
             status = EXIT_ERROR
@@ -130,8 +132,18 @@ _PER_FILE = (
     "advice, [*] on what the fixes can fix (the default when standard output is a terminal); "
     "text: one line each with the whole message, flake8's form (the default otherwise, so "
     "that scripts and CI logs get every word); full: each with the code it points at and "
-    "what to do; grouped: concise lines under each file's path; json, sarif, and github "
-    "(GitHub Actions annotations).",
+    "what to do; grouped: concise lines under each file's path; for programs and CI: json, "
+    "json-lines, sarif, github (GitHub Actions annotations), gitlab (GitLab Code Quality), "
+    "azure (Azure Pipelines logging commands), junit (JUnit XML), pylint, rdjson (reviewdog).",
+)
+@click.option(
+    "--color",
+    type=click.Choice(COLOR_CHOICES),
+    default="auto",
+    show_default=True,
+    help="Colour the formats for people. auto: only on a terminal, and not when NO_COLOR is "
+    "set (FORCE_COLOR or CLICOLOR_FORCE colour a pipe too); the formats for programs are "
+    "never coloured.",
 )
 @click.option(
     "-o",
@@ -315,9 +327,14 @@ def check(
         **{**flags, "jobs": flags["jobs"] or 0},
     )
     if not watch:
-        return run_check(request)
+        status = run_check(request)
+        interrupts.check()  # a signal whose interruption something swallowed still ends it
+        return status
     also = [config_file] if config_file is not None else []
-    return watch_and_check(paths or (".",), also, lambda: _checked_once(request))
+    status = watch_and_check(paths or (".",), also, lambda: _checked_once(request))
+    if interrupts.received() not in (None, signal.SIGINT):
+        interrupts.check()  # Ctrl-C is how watching ends (status 0); SIGTERM and SIGHUP are not
+    return status
 
 
 def _checked_once(request: CheckRequest) -> None:
@@ -482,8 +499,18 @@ def rule_command(code_or_name: str) -> int:
 
 
 @cli.command("rules")
-def rules_command() -> int:
+@click.option(
+    "--output-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: a table; json: a list of {code, name, severity, preview, fixable, url, summary}.",
+)
+def rules_command(output_format: str) -> int:
     """List every rule: code, name, severity, whether it runs by default, summary."""
+    if output_format == "json":
+        click.echo(rules_json(all_rules()), nl=False)
+        return EXIT_CLEAN
     header = ("code", "name", "severity", "default", "summary")
     rows = [header] + [
         (
@@ -643,14 +670,26 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     """The `tapelint` command. Once it is done, the process ends at once: tearing down the
     interpreter would free, one object at a time, everything a run over a large repository
     built, which took over a second after a run over TensorFlow's sources (measured), with
-    nothing left to write."""
+    nothing left to write. A signal at any moment ends it as `tapelint.interrupts` says
+    (the entry point, `tapelint.__main__`, handles them from its first line)."""
+    interrupts.install()
+    try:
+        os._exit(_flushed(_status(argv)))
+    except KeyboardInterrupt:  # a signal outside the command's own handling
+        interrupts.end_interrupted()
+
+
+def _status(argv: Sequence[str] | None) -> int:
     try:
         cli.main(args=argv, prog_name="tapelint")
     except SystemExit as done:
         status = done.code
-        code = status if isinstance(status, int) else (0 if status is None else EXIT_ERROR)
-    else:  # cli.main always exits; this keeps the type checker's NoReturn honest
-        code = EXIT_CLEAN
+        return status if isinstance(status, int) else (0 if status is None else EXIT_ERROR)
+    return EXIT_CLEAN  # cli.main always exits; this keeps the type checker honest
+
+
+def _flushed(code: int) -> int:
+    """`code`, or EXIT_ERROR when what was left to write could not be."""
     for stream in (sys.stdout, sys.stderr):
         if stream.closed:  # closed by its owner (the language server's transport): all written
             continue
@@ -658,4 +697,4 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
             stream.flush()
         except OSError:  # a closed pipe: what was left to write is lost
             code = code or EXIT_ERROR
-    os._exit(code)
+    return code

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tapelint.bounded_read import read_regular_file
 from tapelint.selection import SelectorError, validate
 
 # Like ruff's defaults: directories that never hold the project's own code.
@@ -98,6 +99,10 @@ DEFAULT_CACHE_DIR = ".tapelint_cache"
 # data module (a vocabulary, weights as literals) next to training code, whose parse would
 # take gigabytes. The largest file with a trigger in TensorFlow's sources is 70 kB.
 DEFAULT_MAX_FILE_SIZE = 4_000_000
+# Bytes. A config file larger than this (or one that is not a regular file: a FIFO, a
+# device) cannot be read; a pyproject.toml met while looking for the config is then passed
+# over. Real ones are a few kilobytes.
+MAX_CONFIG_BYTES = 10_000_000
 
 
 class ConfigError(Exception):
@@ -187,11 +192,12 @@ def find_config(start: Path) -> Path | None:
         try:
             # A pyproject.toml that never says "tapelint" cannot hold our table, and it is
             # not ours to complain about when it is malformed.
-            if b"tapelint" not in candidate.read_bytes():
-                continue
+            data = read_regular_file(candidate, MAX_CONFIG_BYTES)
         except OSError:
             continue
-        if _tool_table(_read_toml(candidate)) is not None:
+        if b"tapelint" not in data:
+            continue
+        if _tool_table(_parsed_toml(candidate, data)) is not None:
             return candidate
     return None
 
@@ -203,12 +209,21 @@ def _tool_table(document: dict[str, Any]) -> Any:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as file:
-            return tomllib.load(file)
+        data = read_regular_file(path, MAX_CONFIG_BYTES)
     except OSError as error:
         raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
+    return _parsed_toml(path, data)
+
+
+def _parsed_toml(path: Path, data: bytes) -> dict[str, Any]:
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: not UTF-8: {error}") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from None
+    except RecursionError:  # tomllib recurses once per level of nested arrays and tables
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from None
 
 
 def _settings_from(table: dict[str, Any], config_file: Path, section: str) -> Settings:

@@ -44,6 +44,7 @@ from tapelint.source import (
     SparseSource,
     SyntaxProblem,
     TriggerTest,
+    encoding_declaration_problem,
     relevant_source,
     too_deeply_nested,
     too_large_to_parse,
@@ -139,6 +140,9 @@ class Linter:
     ) -> FileAnalysis:
         if not self.may_report(data):
             return FileAnalysis([])
+        problem = encoding_declaration_problem(data)
+        if problem is not None:
+            return FileAnalysis(self._syntax_error(path, problem))
         try:
             text = decode_source(data)
         except (UnicodeDecodeError, SyntaxError, LookupError) as error:

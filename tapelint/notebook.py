@@ -164,6 +164,8 @@ def read_notebook(data: bytes) -> NotebookProgram | None:
         raise NotebookError(f"not a notebook: cannot decode: {error}") from None
     except ValueError as error:
         raise NotebookError(f"not a notebook: invalid JSON: {error}") from None
+    except RecursionError:  # json's decoder recurses once per level of nesting
+        raise NotebookError("not a notebook: its JSON is nested too deeply") from None
     cells = _cells(document)
     if not _is_python(document.get("metadata")):
         return None
@@ -334,6 +336,8 @@ def with_cell_sources(data: bytes, sources: dict[int, str]) -> bytes:
         document = json.loads(data)
     except ValueError as error:  # UnicodeDecodeError included
         raise FixError(f"not a notebook: {error}") from None
+    except RecursionError:
+        raise FixError("not a notebook: its JSON is nested too deeply") from None
     dump = _serialiser_of(document, data)
     _cells(document)
     _replace_sources(document, sources)

@@ -23,8 +23,9 @@ from pathlib import Path
 import click
 
 from tapelint.config import Settings
+from tapelint.interrupts import Interrupted
 from tapelint.runner import Options, Report, display_path, run
-from tapelint.validate import interrupts, report, tflog
+from tapelint.validate import report, tflog
 from tapelint.validate.join import Validated, judge, runtime_findings
 from tapelint.validate.launch import Outcome, probe_environment, run_program
 from tapelint.validate.observations import Observations, read_events
@@ -60,13 +61,13 @@ class Request:
 
 def validate(request: Request) -> int:
     """SIGINT, SIGTERM and SIGHUP end the run, and every process of the program, with exit
-    status 128 + the signal's number (`interrupts`)."""
-    with interrupts.handled():
-        try:
-            return _validate(request)
-        except interrupts.Interrupted as stop:
-            click.echo(f"error: interrupted ({signal.Signals(stop.signum).name})", err=True)
-            return 128 + stop.signum
+    status 128 + the signal's number: the entry point's handlers (`tapelint.interrupts`)
+    raise `Interrupted`, and the program's processes end on its way out (`launch`)."""
+    try:
+        return _validate(request)
+    except Interrupted as stop:
+        click.echo(f"error: interrupted ({signal.Signals(stop.signum).name})", err=True)
+        return 128 + stop.signum
 
 
 def _validate(request: Request) -> int:

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Protocol
 
-from tapelint.validate import interrupts, tflog
+from tapelint import interrupts
+from tapelint.validate import tflog
 from tapelint.validate.probe import schema
 
 SITE_DIR = Path(__file__).resolve().parent / "site"
@@ -85,7 +86,7 @@ def run_program(
     pump: _Pump | None = None
     timed_out = False
     try:
-        with interrupts.deferred():  # a signal now is acted on once the program can be ended
+        with interrupts.held():  # a signal now is acted on once the program can be ended
             tree = ProgramTree(command, env, stdout, stderr)
         source = tree.process.stdout if quiet else tree.process.stderr
         if source is not None:
