@@ -13,6 +13,7 @@ import re
 import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 from tapelint.diagnostics import Diagnostic
 
@@ -84,7 +85,7 @@ def file_suppressions(text: str) -> list[frozenset[str] | None]:
     return [_parse_codes(m.group("codes")) for m in _FILE_NOQA.finditer(text)]
 
 
-def line_suppression(line: str) -> frozenset[str] | bool | None:
+def line_suppression(line: str) -> frozenset[str] | Literal[False] | None:
     """False when the line has no noqa; None for a bare `# noqa`; else the listed codes."""
     match = LINE_NOQA.search(line)
     if match is None:

@@ -733,9 +733,12 @@ def _assigned_to(
     elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
         targets = [small.target]
     for target in targets:
-        if _mentions_self_attribute(target, attribute):
-            plain = isinstance(small, (cst.Assign, cst.AnnAssign)) and dotted_name(target)
-            yield small.value if plain else None
+        if not _mentions_self_attribute(target, attribute):
+            continue
+        if isinstance(small, (cst.Assign, cst.AnnAssign)) and dotted_name(target):
+            yield small.value
+        else:
+            yield None
 
 
 def _mentions_self_attribute(target: cst.BaseExpression, attribute: str) -> bool:
@@ -826,8 +829,9 @@ def _all_variables_in(
         yield from _all_variables_in(model, keras, expr.right, reported)
     elif isinstance(expr, cst.Name) and reported is None:
         defs = model.defs_of(expr)
-        if not defs or any(d.kind is not DefKind.ASSIGN or d.value is None for d in defs):
+        values = [d.value for d in defs if d.kind is DefKind.ASSIGN and d.value is not None]
+        if not defs or len(values) != len(defs):
             return
-        found = [list(_all_variables_in(model, keras, d.value, expr)) for d in defs]
+        found = [list(_all_variables_in(model, keras, value, expr)) for value in values]
         if all(found):
             yield found[0][0]

@@ -385,9 +385,11 @@ def _returns(function: cst.FunctionDef) -> list[cst.Return]:
 
 
 def _owner_name(scope: Scope | None) -> str | None:
-    while scope is not None and not isinstance(scope.node, cst.FunctionDef):
+    while scope is not None:
+        if isinstance(scope.node, cst.FunctionDef):
+            return scope.node.name.value
         scope = scope.parent
-    return scope.node.name.value if scope is not None else None
+    return None
 
 
 def _code(model: FileModel, node: cst.CSTNode) -> str:
