@@ -13,10 +13,14 @@ gradients or pass their argument through, and the library table's entries
 (`tf.clip_by_global_norm`, `tf.nest.flatten`, TF-Agents' `clip_gradient_norms`).
 
 A per-gradient comprehension (`[tf.clip_by_norm(g, 1.0) for g in grads]`) or a filter
-ends that path: TAP403 judges the transform, and a filter is None handling. A name bound
-on several paths is followed on each, so a transform or a filter on one branch leaves the
-raw list reaching the apply on the other. Anything else on a path (an unknown function, an
-attribute, a parameter) makes the flow `opaque`, and an opaque flow is never reported.
+ends that path: `transforms` judges the transform, and a filter is None handling. A name
+bound on several paths is followed on each, so a transform or a filter on one branch leaves
+the raw list reaching the apply on the other. Anything else on a path (an unknown function,
+an attribute, a parameter) makes that path `opaque`, and an opaque flow is never reported;
+but unknown does not erase what another branch certainly holds (`_join`): a raw branch
+beside an unknown one is raw. A container a name holds is followed through what is written
+into it (`flow.container_writes`: `grads[key] = ...`, `append`, `extend`), whole or one
+item at a time (`grads[key]`).
 
 In a summary (`summary=True`), a parameter is a place the flow comes from too (`params`),
 and a call of a named function is kept as a symbolic `CallResult` for the project index
@@ -237,15 +241,16 @@ def _follow_call(
 
 def _follow_cond(model: FileModel, call: cst.Call, flow: GradientFlow, walk: _Walk) -> None:
     """`tf.cond(pred, lambda: a, lambda: b)` is `a` or `b`: each branch's value is followed
-    where the lambda is (it reads the enclosing function's names as a closure does). A
-    branch that is not a lambda without parameters is not followed."""
+    where the lambda is (it reads the enclosing function's names as a closure does), and
+    the two are joined as branches are. A branch that is not a lambda without parameters
+    leaves the whole call unfollowed."""
     branches = []
     for position, keyword in ((1, "true_fn"), (2, "false_fn")):
         branch = argument_value(call, position, keyword)
         scope = _lambda_scope(model, branch)
         if scope is None:
-            branches.append(GradientFlow(opaque=True))
-            continue
+            flow.opaque = True  # a function value: the call is not followed at all
+            return
         assert isinstance(branch, cst.Lambda)
         branches.append(_branch(model, branch.body, replace(walk, scope=scope)))
     _join(flow, branches)
@@ -337,7 +342,7 @@ def _follow_comprehension(
     zip(grads, variables)]`, also when a test on the variable leaves some out) pass the
     gradients through, and with `elementwise` so does a transform of each gradient. A
     filter of None (`if g is not None`) or a transform ends the path with nothing raw on it:
-    the filter is None handling, and TAP403 judges the transform. Anything else is opaque."""
+    the filter is None handling, and `transforms` judges the transform. Anything else is opaque."""
     clause = comprehension.for_in
     if clause.inner_for_in is not None:
         flow.opaque = True
@@ -361,7 +366,7 @@ def _follow_comprehension(
         _follow(model, clause.iter, flow, walk)
     elif gradient is None:
         flow.opaque = True
-    # else: a transform of each gradient; TAP403 judges it, and nothing raw passes
+    # else: a transform of each gradient; `transforms` judges it, and nothing raw passes
 
 
 def _gradient_variable(comprehension: cst.ListComp | cst.GeneratorExp) -> str | None:
