@@ -31,7 +31,10 @@ class UnfilteredApplyGradients(Rule):
 
     "Straight" means through what repackages a list without looking at its entries: names,
     slices and indexing, unpacking, `list`, `+`, `zip` and written-out pairs, `tf.cond` whose
-    branches are lambdas (either branch's list may be the one applied), and functions
+    branches are lambdas (either branch's list may be the one applied), a dict or list the
+    gradients are stored in (`grads[key] = tape.gradient(...)`, `history.append(...)`) and
+    read back (`grads[key]`), a name bound raw on one branch and through an unknown call on
+    another (the raw branch is reported: unknown does not erase it), and functions
     that keep None entries (`tf.clip_by_global_norm`, `tf.nest.flatten`, TF-Agents'
     `clip_gradient_norms`, a helper of the project that passes its argument through).
     Handling means any of, before the apply and on every path to it: a filter or

@@ -11,5 +11,7 @@ the target recorded, and does it keep a differentiable path to its sources.
   TAP403)
 - `source_paths`: the other spellings of a gradient source (`parameters['W1']` for `W1`),
   and the functions and functional models it is handed to, renamed there. (TAP401, TAP403)
+- `container_writes`: what a name's list or dict receives without being rebound (`c[key] =
+  v`, `c.append(v)`, `c.extend(vs)`), for value followers that read a container.
 - `differentiability`: does the target keep a differentiable path to its sources? (TAP302)
 """

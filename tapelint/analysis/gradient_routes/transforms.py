@@ -179,14 +179,42 @@ def _mapped_op(
 
 def _unguarded(model: FileModel, d: Def) -> Transform | None:
     """The transform of the gradient that loop variable `d` holds, if it is unguarded."""
-    listed = walked_list(d)
+    indexed = indexed_list(model, d)
+    listed = indexed or walked_list(d)
     if listed is None:
         return None
     flow = gradients_of(model, listed, d.scope)
     if not raw_list(model, flow):
         return None
     op = unguarded_loop_op(model, d)
-    return Transform(op, flow.origins[0], d.name) if op is not None else None
+    if op is None:
+        return None
+    return Transform(op, flow.origins[0], f"{indexed.value}[{d.name}]" if indexed else d.name)
+
+
+def indexed_list(model: FileModel, d: Def) -> cst.Name | None:
+    """`grads` for the index of `for i in range(len(grads))`: the loop reads each gradient
+    as `grads[i]` (and may rewrite it in place, `grads[i] = tf.clip_by_norm(grads[i], c)`)."""
+    if d.kind is not DefKind.FOR or d.unpack_index or not isinstance(d.target, cst.Name):
+        return None
+    ranged = d.value
+    if not (_builtin_call(model, ranged, "range") and len(ranged.args) == 1):
+        return None
+    measured = ranged.args[0].value
+    if not (_builtin_call(model, measured, "len") and len(measured.args) == 1):
+        return None
+    listed = measured.args[0].value
+    return listed if isinstance(listed, cst.Name) else None
+
+
+def _builtin_call(model: FileModel, expr: cst.BaseExpression | None, name: str) -> bool:
+    return (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value == name
+        and not model.defs_of(expr.func)
+        and all(arg.keyword is None and not arg.star for arg in expr.args)
+    )
 
 
 def walked_list(d: Def) -> cst.BaseExpression | None:
@@ -403,4 +431,18 @@ def raises_on_none(model: FileModel, func: cst.BaseExpression) -> bool:
 
 
 def _is_variable(model: FileModel, expr: cst.BaseExpression, d: Def) -> bool:
-    return isinstance(expr, cst.Name) and d in model.defs_of(expr)
+    """`expr` is the gradient `d` holds: the loop variable, or `grads[i]` for the index
+    of `for i in range(len(grads))`."""
+    if isinstance(expr, cst.Name):
+        return d in model.defs_of(expr)
+    if not isinstance(expr, cst.Subscript) or not isinstance(expr.value, cst.Name):
+        return False
+    indexed = indexed_list(model, d)
+    key = expr.slice[0].slice if len(expr.slice) == 1 else None
+    return (
+        indexed is not None
+        and expr.value.value == indexed.value
+        and isinstance(key, cst.Index)
+        and isinstance(key.value, cst.Name)
+        and d in model.defs_of(key.value)
+    )
