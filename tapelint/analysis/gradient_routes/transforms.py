@@ -197,24 +197,27 @@ def indexed_list(model: FileModel, d: Def) -> cst.Name | None:
     as `grads[i]` (and may rewrite it in place, `grads[i] = tf.clip_by_norm(grads[i], c)`)."""
     if d.kind is not DefKind.FOR or d.unpack_index or not isinstance(d.target, cst.Name):
         return None
-    ranged = d.value
-    if not (_builtin_call(model, ranged, "range") and len(ranged.args) == 1):
+    ranged = _builtin_call(model, d.value, "range")
+    if ranged is None or len(ranged.args) != 1:
         return None
-    measured = ranged.args[0].value
-    if not (_builtin_call(model, measured, "len") and len(measured.args) == 1):
+    measured = _builtin_call(model, ranged.args[0].value, "len")
+    if measured is None or len(measured.args) != 1:
         return None
     listed = measured.args[0].value
     return listed if isinstance(listed, cst.Name) else None
 
 
-def _builtin_call(model: FileModel, expr: cst.BaseExpression | None, name: str) -> bool:
-    return (
+def _builtin_call(model: FileModel, expr: cst.BaseExpression | None, name: str) -> cst.Call | None:
+    """`expr` when it calls the builtin `name` (not rebound here) with positional arguments."""
+    if (
         isinstance(expr, cst.Call)
         and isinstance(expr.func, cst.Name)
         and expr.func.value == name
         and not model.defs_of(expr.func)
         and all(arg.keyword is None and not arg.star for arg in expr.args)
-    )
+    ):
+        return expr
+    return None
 
 
 def walked_list(d: Def) -> cst.BaseExpression | None:
