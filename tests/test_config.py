@@ -72,7 +72,7 @@ def test_unknown_key_exits_2_naming_file_and_key(project):
 
 
 def test_a_key_like_no_other_lists_the_keys(project):
-    pyproject(project, '[tool.tapelint]\nzzz = 1\n')
+    pyproject(project, "[tool.tapelint]\nzzz = 1\n")
     result = run_cli("check")
     assert result.exit_code == 2
     assert "tool.tapelint.zzz: unknown key; expected one of select, extend-select" in result.stderr
