@@ -341,11 +341,12 @@ class Linters:
         self.max_file_size = settings.max_file_size
         self.preview = settings.preview
         # While the test-file default of per-file-ignores holds (setting the key replaces
-        # it), its rules are quiet in tests written in other files too (`test_code`).
-        keeps_default = (
+        # it), its rules are quiet in tests written in other files too, and the analysis
+        # gives test code its allowances (`test_code`); without it, tests are code like any.
+        self.tests_relaxed = (
             settings.per_file_ignores[: len(DEFAULT_PER_FILE_IGNORES)] == DEFAULT_PER_FILE_IGNORES
         )
-        self.quiet_in_tests = frozenset(TEST_CODE_IGNORES if keeps_default else ())
+        self.quiet_in_tests = frozenset(TEST_CODE_IGNORES if self.tests_relaxed else ())
         self._linters: dict[tuple[type[Rule], ...], Linter] = {}
 
     def for_file(self, path: Path) -> Linter:
@@ -363,5 +364,6 @@ class Linters:
                 self.max_file_size,
                 self.quiet_in_tests,
                 preview=self.preview,
+                tests_relaxed=self.tests_relaxed,
             )
         return self._linters[rules]

@@ -94,6 +94,7 @@ class Linter:
         quiet_in_tests: frozenset[str] = frozenset(),
         *,
         preview: bool = False,
+        tests_relaxed: bool = True,
     ) -> None:
         self.codes = frozenset(rule.code for rule in rules)
         # Preview mode: the findings a rule marks as a part still in preview are reported.
@@ -101,6 +102,9 @@ class Linter:
         # Codes not reported inside a definition that is a test (`TestWaveAct()` in a
         # library module): what the default per-file-ignores turn off in test files.
         self.quiet_in_tests = quiet_in_tests
+        # Whether the analysis gives test code its allowances (`test_code.is_test_code`):
+        # false when the configuration checks tests like other code.
+        self.tests_relaxed = tests_relaxed
         # Codes whose findings are reported without their fix (`--unfixable`).
         self.unfixable = unfixable
         # Bytes: a larger source is TAP001, not parsed (`max-file-size`).
@@ -241,6 +245,7 @@ class Linter:
                 handed_back=handed_back,
             )
             model.path = path
+            model.tests_relaxed = self.tests_relaxed
             model.set_parsed_text(sparse.text)
             if sparse.tree is not None:
                 model.set_text_tree(sparse.tree)
