@@ -68,6 +68,23 @@ class _Group(click.Group):
         sys.exit(status)
 
 
+class _EnvOption(click.Option):
+    """An option that can come from an environment variable, whose errors name the variable
+    only when the value came from it (click names it whatever the value's origin)."""
+
+    def consume_value(self, ctx: click.Context, opts: Any) -> tuple[Any, Any]:
+        value, source = super().consume_value(ctx, opts)
+        ctx.meta[f"tapelint.source.{self.name}"] = source
+        return value, source
+
+    def get_error_hint(self, ctx: click.Context | None) -> str:
+        hint = click.Parameter.get_error_hint(self, ctx)
+        source = ctx.meta.get(f"tapelint.source.{self.name}") if ctx is not None else None
+        if source is click.core.ParameterSource.ENVIRONMENT and self.envvar is not None:
+            hint += f" (from the environment variable {self.envvar})"
+        return hint
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="tapelint", prog_name="tapelint", message="%(prog)s %(version)s")
 def cli() -> None:
@@ -138,6 +155,7 @@ _PER_FILE = (
     type=click.Choice(list(FORMATS)),
     envvar="TAPELINT_OUTPUT_FORMAT",
     show_envvar=True,
+    cls=_EnvOption,
     help="How to print diagnostics. concise: one short line each, the problem without the "
     "advice, [*] on what the fixes can fix (the default when standard output is a terminal); "
     "text: one line each with the whole message, flake8's form (the default otherwise, so "
@@ -161,6 +179,7 @@ _PER_FILE = (
     type=click.Path(dir_okay=False, path_type=Path),
     envvar="TAPELINT_OUTPUT_FILE",
     show_envvar=True,
+    cls=_EnvOption,
     help="Write the diagnostics (or the diff) to this file instead of standard output; "
     "warnings, errors and the summary line still go to standard error.",
 )
@@ -265,6 +284,7 @@ _PER_FILE = (
     is_flag=True,
     envvar="TAPELINT_NO_CACHE",
     show_envvar=True,
+    cls=_EnvOption,
     help="Neither read nor write the result cache.",
 )
 @click.option(
@@ -272,6 +292,7 @@ _PER_FILE = (
     type=click.Path(file_okay=False, path_type=Path),
     envvar="TAPELINT_CACHE_DIR",
     show_envvar=True,
+    cls=_EnvOption,
     help="Where to keep the result cache (default: `cache-dir` in the config, "
     "else .tapelint_cache in the project root).",
 )
@@ -507,6 +528,7 @@ def _pairs(option: str, values: tuple[str, ...]) -> list[tuple[str, tuple[str, .
     type=click.Path(file_okay=False, path_type=Path),
     envvar="TAPELINT_CACHE_DIR",
     show_envvar=True,
+    cls=_EnvOption,
     help="The cache to remove (default: `cache-dir` in the config, else .tapelint_cache in "
     "the project root).",
 )
