@@ -141,6 +141,8 @@ def _run_check(request: CheckRequest, resolver: SettingsResolver) -> int:
             painted = wants_color(request.color, sys.stderr)
             style = Style(painted)
             line = style.passed(line) if line == PASSED else style.found(line)
+            if report.skipped:  # skips by policy are never silent (`tapelint.files`)
+                line += f" {report.skipped} skipped by policy (--show-files says why)."
             click.echo(line, err=True, color=painted)
     return _exit_status(request, report)
 

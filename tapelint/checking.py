@@ -68,6 +68,7 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     noqa_added: int = 0  # with `add_noqa`: lines given a new or extended noqa comment
     noqa_paths: list[str] = field(default_factory=list)  # files they are in
+    skipped: int = 0  # files and directories the walk skipped by policy (`tapelint.files`)
 
     def add(self, other: Report) -> None:
         """Fold another (per-file) report into this one."""

@@ -396,9 +396,11 @@ def _show(
             return EXIT_CLEAN
     except ConfigError as error:
         raise click.ClickException(str(error)) from None
-    files, missing = files_checked(paths, settings, force_exclude=force_exclude)
+    files, skipped, missing = files_checked(paths, settings, force_exclude=force_exclude)
     for file in files:
         click.echo(file)
+    for line in skipped:
+        click.echo(f"skipped {line}", err=True)
     for path in missing:
         print_error(f"{path}: no such file or directory")
     return EXIT_ERROR if missing else EXIT_CLEAN

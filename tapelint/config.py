@@ -98,8 +98,11 @@ _KEYS = (
     "preview",
     "cache-dir",
     "max-file-size",
+    "skip-older-copies",
+    "skip-vendored-frameworks",
     "extend",
 )
+_FLAG_KEYS = ("preview", "skip-older-copies", "skip-vendored-frameworks")
 # The names a config file can have, in the order one directory's are preferred.
 CONFIG_NAMES = ("tapelint.toml", "pyproject.toml")
 # `extend` chains longer than this are a mistake (a cycle is reported as one before).
@@ -132,6 +135,10 @@ class Settings:
     preview: bool = False
     cache_dir: str = DEFAULT_CACHE_DIR  # relative to `root` unless absolute; `~` expands
     max_file_size: int = DEFAULT_MAX_FILE_SIZE  # bytes
+    # Skips by policy of a walk (`tapelint.files`): older copies of a file, and copies of
+    # TensorFlow's or Keras's own source tree.
+    skip_older_copies: bool = True
+    skip_vendored_frameworks: bool = True
 
     @property
     def cache_path(self) -> Path:
@@ -341,9 +348,10 @@ def _settings_from(
             for glob, codes in per_file.items()
         )
     )
-    preview = table.get("preview", False)
-    if not isinstance(preview, bool):
-        raise fail("preview", f"expected true or false, got {_describe(preview)}")
+    flags = {key: table.get(key, key != "preview") for key in _FLAG_KEYS}
+    for key, value in flags.items():
+        if not isinstance(value, bool):
+            raise fail(key, f"expected true or false, got {_describe(value)}")
     cache_dir = table.get("cache-dir", DEFAULT_CACHE_DIR)
     if not isinstance(cache_dir, str) or not cache_dir:
         raise fail("cache-dir", f"expected a directory path, got {_describe(cache_dir)}")
@@ -362,8 +370,10 @@ def _settings_from(
         exclude=values.get("exclude", DEFAULT_EXCLUDE),
         extend_exclude=values.get("extend-exclude", ()),
         per_file_ignores=per_file_ignores,
-        preview=preview,
+        preview=flags["preview"],
         max_file_size=max_file_size,
+        skip_older_copies=flags["skip-older-copies"],
+        skip_vendored_frameworks=flags["skip-vendored-frameworks"],
     )
 
 

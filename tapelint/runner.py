@@ -51,7 +51,15 @@ from tapelint.checking import (
 from tapelint.config import Settings
 from tapelint.diagnostics import Diagnostic
 from tapelint.engine import FileAnalysis, ModuleContext
-from tapelint.files import SourceFile, SourceKind, discover, is_excluded, kind_of, read_source
+from tapelint.files import (
+    SourceFile,
+    SourceKind,
+    discover,
+    is_excluded,
+    kind_of,
+    read_source,
+    skip_policies,
+)
 from tapelint.fixer import FixError, fixable_count, unified_diff
 from tapelint.project.modules import MAIN, ModuleName
 from tapelint.project.views import View
@@ -113,10 +121,12 @@ def run(
         root=settings.root,
         exclude=settings.exclude_patterns,
         force_exclude=options.force_exclude,
+        skips=skip_policies(settings),
     )
     report = Report(
         errors=[f"{path}: no such file or directory" for path in found.missing],
         warnings=list(found.warnings),
+        skipped=len(found.skipped),
     )
     groups: dict[Settings, list[SourceFile]] = {}
     named = {os.path.abspath(path) for path in paths}
