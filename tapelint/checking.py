@@ -341,6 +341,7 @@ class Linters:
         )
         self.max_file_size = settings.max_file_size
         self.preview = settings.preview
+        self.ignore_noqa = settings.ignore_noqa
         # While the test-file default of per-file-ignores holds (setting the key replaces
         # it), its rules are quiet in tests written in other files too, and the analysis
         # gives test code its allowances (`test_code`); without it, tests are code like any.
@@ -366,5 +367,6 @@ class Linters:
                 self.quiet_in_tests,
                 preview=self.preview,
                 tests_relaxed=self.tests_relaxed,
+                ignore_noqa=self.ignore_noqa,
             )
         return self._linters[rules]

@@ -247,6 +247,11 @@ _PER_FILE = (
     "an existing code base); prints only how many were added.",
 )
 @click.option(
+    "--ignore-noqa",
+    is_flag=True,
+    help="Report what `# noqa` and `# tapelint: ignore[...]` comments would silence.",
+)
+@click.option(
     "--statistics", is_flag=True, help="Print how many diagnostics of each code, not each one."
 )
 @click.option(
@@ -311,6 +316,7 @@ def check(
     per_file_ignores: tuple[str, ...],
     extend_per_file_ignores: tuple[str, ...],
     unfixable: tuple[str, ...],
+    ignore_noqa: bool,
     show_files: bool,
     show_settings: bool,
     watch: bool,
@@ -344,6 +350,7 @@ def check(
         extend_exclude,
         per_file_ignores,
         extend_per_file_ignores,
+        ignore_noqa,
     )
     source = _config_source(config, isolated)
     resolver = _resolver(source, overrides)
@@ -436,6 +443,7 @@ class _Overrides:
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[str, ...] = ()
     extend_per_file_ignores: tuple[str, ...] = ()
+    ignore_noqa: bool = False
 
 
 def _config_source(values: tuple[str, ...], isolated: bool) -> ConfigSource:
@@ -480,6 +488,7 @@ def _resolver(source: ConfigSource, given: _Overrides) -> SettingsResolver:
             extend_exclude=_split(given.extend_exclude),
             per_file_ignores=per_file if given.per_file_ignores else None,
             extend_per_file_ignores=extend_per_file,
+            ignore_noqa=given.ignore_noqa,
         )
 
     resolver = SettingsResolver(source, adjust=adjust)

@@ -139,6 +139,7 @@ class Settings:
     # TensorFlow's or Keras's own source tree.
     skip_older_copies: bool = True
     skip_vendored_frameworks: bool = True
+    ignore_noqa: bool = False  # `--ignore-noqa` (command line only): every noqa is ignored
 
     @property
     def cache_path(self) -> Path:
@@ -160,6 +161,7 @@ class Settings:
         extend_exclude: Iterable[str] = (),
         per_file_ignores: Iterable[tuple[str, tuple[str, ...]]] | None = None,
         extend_per_file_ignores: Iterable[tuple[str, tuple[str, ...]]] = (),
+        ignore_noqa: bool = False,
     ) -> Settings:
         """Apply command-line options, as ruff does: `select`, `exclude` and
         `per_file_ignores` replace the config's; the others add to it. Patterns given on the
@@ -170,6 +172,7 @@ class Settings:
             extend_select=(*self.extend_select, *extend_select),
             ignore=(*self.ignore, *ignore),
             preview=self.preview or preview,
+            ignore_noqa=self.ignore_noqa or ignore_noqa,
             unfixable=(*self.unfixable, *unfixable),
             exclude=tuple(exclude) if exclude is not None else self.exclude,
             extend_exclude=(*self.extend_exclude, *extend_exclude),
