@@ -12,8 +12,9 @@ class MissingTrainingFlag(Rule):
     Checks for a Keras model or layer with dropout, batch normalisation or another part that
     reads `training`, called inside a tape's recording block without `training=`.
 
-    Reported only when this file shows both that the callee is a Keras model or layer and
-    that it computes something different in training, so that the flag changes what runs:
+    Reported only when the project shows both that the callee is a Keras model or layer and
+    that it computes something different in training, so that the flag changes what runs
+    (this file, or the module whose builder function or Keras subclass made it):
 
     - a built-in layer that reads `training`: `Dropout`, `SpatialDropout1D/2D/3D`,
       `GaussianDropout`, `GaussianNoise`, `AlphaDropout`, `BatchNormalization`,
@@ -27,7 +28,11 @@ class MissingTrainingFlag(Rule):
     - an instance of a class of this file (or `self` in one, or `self.encoder` assigned
       one) whose `__init__` or `build` creates such a part, or whose `call` takes
       `training` and decides something with it (`if training:`; handing it on as
-      `layer(x, training=training)` counts through what `layer` is). Keras hands the
+      `layer(x, training=training)` counts through what `layer` is), also a class or a
+    builder function that another module of the project defines and that module shows
+    to hold such a part (`self.generator = Generator(128)` imported from
+    `generator.py`); layer names bound by `from tensorflow.keras.layers import *` are
+    Keras layers. Keras hands the
       outer call's `training` on to the layers `call` uses even when `call` takes no
       `training` parameter, so those count too.
 
@@ -48,8 +53,9 @@ class MissingTrainingFlag(Rule):
     TypeError), and a call passing a flag of its own that says training
     (`net(x, is_training=True)`); a call
     that passes `training=` (also `training=False`), `**kwargs`, or a second positional
-    argument; a model passed in as a parameter, loaded, or built somewhere this file does not
-    show; a sub-model called with an explicit `training=` when a functional model was built
+    argument; a model passed in as a parameter (unless every caller in the file passes one
+    known model), loaded, or built from parts that no module it reaches shows; a
+    sub-model called with an explicit `training=` when a functional model was built
     (`base(inputs, training=False)` stays in inference mode whatever the outer call says);
     a `keras.applications` model with pretrained weights (the default `weights="imagenet"`),
     whose batch normalisation Keras' transfer-learning guide recommends keeping in inference

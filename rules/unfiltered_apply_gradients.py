@@ -143,11 +143,11 @@ class UnfilteredApplyGradients(Rule):
             if not _reported(model, flow, helper.scope, helper.stmt):
                 continue
             chain = helper.chains[0]
-            apply = chain[-1]
+            last = chain[-1]
             yield Finding(
                 helper.node,
                 f"`{source_of(model, helper.node.func)}(...)` hands gradients straight from "
-                f"{_origin(model, flow)} to {apply.label} ({apply.where(model.path)}) without a "
+                f"{_origin(model, flow)} to {last.label} ({last.where(model.path)}) without a "
                 f"None check; "
                 f"{_ADVICE}",
                 related=(*flow.external, *chain),

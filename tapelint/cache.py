@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 import tapelint
-from tapelint import rules as rules_package
+from tapelint import rules as rules_package  # type: ignore[attr-defined]  # mypy: `rules`
 from tapelint.analysis.project_model.summaries import ModuleSummary
 from tapelint.bounded_read import read_regular_file
 from tapelint.config import Settings
@@ -341,7 +341,8 @@ def _diagnostic(item: dict[str, Any]) -> Diagnostic:
 
 def _related(item: Any) -> Related:
     path, line, column, message, cell = item
-    return Related(_string(path), *_ints([line, column], 2), _string(message), _cell(cell))
+    line_number, column_number = _ints([line, column], 2)
+    return Related(_string(path), line_number, column_number, _string(message), _cell(cell))
 
 
 def _cell(value: Any) -> int | None:

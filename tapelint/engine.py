@@ -449,11 +449,11 @@ class _Locator:
         pruned = innermost
         for owner, child in zip(reversed(path[:-1]), reversed(path[1:]), strict=True):
             block = getattr(owner, "body", None)
-            index = (
-                self._index_in(block.body, child) if isinstance(block, cst.IndentedBlock) else None
-            )
-            if index is None:  # another block (`else:`, `except:`): keep the owner whole
-                pruned = owner
+            if (
+                not isinstance(block, cst.IndentedBlock)
+                or self._index_in(block.body, child) is None
+            ):
+                pruned = owner  # another block (`else:`, `except:`): keep the owner whole
                 continue
             pruned = owner.with_changes(body=block.with_changes(body=[pruned]))
         alone = self._module.with_changes(

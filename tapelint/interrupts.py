@@ -13,8 +13,8 @@ point installs it before it imports anything heavy (`tapelint.__main__`). Decisi
 - Where Python cannot let the exception through (a finalizer, an at-fork hook: "Exception
   ignored"), it is not printed; the signal is sent again, so it lands in the next line of
   ordinary code.
-- A signal that arrives while the main thread holds it (`held`, or the fixer's own
-  holding while it writes a file) waits until it is released, even when the kernel handed
+- A signal that arrives while the main thread holds it (`held`, which the fixer uses
+  while it writes a file) waits until it is released, even when the kernel handed
   it to another thread of this process.
 - Worker processes set their own dispositions (`tapelint.parallel`).
 """

@@ -449,7 +449,11 @@ def _serialiser_of(document: Any, data: bytes) -> Callable[[Any], bytes]:
     for indent in (1, 2, 4, None):
         for sort_keys in (True, False):
             for ensure_ascii in (False, True):
-                options = {"indent": indent, "sort_keys": sort_keys, "ensure_ascii": ensure_ascii}
+                options: dict[str, Any] = {
+                    "indent": indent,
+                    "sort_keys": sort_keys,
+                    "ensure_ascii": ensure_ascii,
+                }
                 text = json.dumps(document, **options)
                 if original in (text, text + "\n"):
                     ending = original[len(text) :]

@@ -35,6 +35,7 @@ from tapelint.analysis.project_model.summaries import ModuleSummary
 from tapelint.cache import ResultCache
 from tapelint.checking import (
     Analysed,
+    Checked,
     FileTask,
     Finished,
     Linters,
@@ -388,7 +389,7 @@ def _second_passes(
 ) -> list[Report]:
     started = time.perf_counter()
     reports: list[Report | None] = [None] * len(tasks)
-    final: dict[int, tuple[list[Diagnostic], View | None]] = {}  # diagnostics, their view
+    final: dict[int, tuple[Checked, View | None]] = {}  # diagnostics, their view
     rechecks: list[_Recheck] = []
     for index, (task, done) in enumerate(zip(tasks, first, strict=True)):
         if done.error is not None:
@@ -402,7 +403,7 @@ def _second_passes(
         if isinstance(indexed, _Recheck):
             rechecks.append(indexed)
             continue
-        final[index] = indexed[:2]
+        final[index] = (Checked(indexed[0], done.digest), indexed[1])
         stats.rechecked_from_cache += indexed[2]
     stats.rechecked += len(rechecks)
     indexed_at = time.perf_counter()
@@ -410,13 +411,13 @@ def _second_passes(
     progress.more(len(rechecks))
     _recheck(rechecks, tasks, first, project, cache, options, reports, final, progress)
     to_fix = [
-        (index, diagnostics, view)
-        for index, (diagnostics, view) in sorted(final.items())
-        if (options.fixing and fixable_count(diagnostics, unsafe=options.unsafe_fixes))
-        or (options.add_noqa and diagnostics)
+        (index, checked, view)
+        for index, (checked, view) in sorted(final.items())
+        if (options.fixing and fixable_count(checked.diagnostics, unsafe=options.unsafe_fixes))
+        or (options.add_noqa and checked.diagnostics)
     ]
-    for index, (diagnostics, _) in final.items():
-        reports[index] = Report(diagnostics=diagnostics)
+    for index, (checked, _) in final.items():
+        reports[index] = Report(diagnostics=checked.diagnostics)
     progress.more(len(to_fix))
     fixing = _with_files_as_checked(tasks, first, [index for index, _, _ in to_fix])
     _fix(to_fix, fixing, project, options, reports, progress)
@@ -483,7 +484,7 @@ def _recheck(
     cache: ResultCache | None,
     options: Options,
     reports: list[Report | None],
-    final: dict[int, tuple[list[Diagnostic], View | None]],
+    final: dict[int, tuple[Checked, View | None]],
     progress: _Progress,
 ) -> None:
     """Check files again with their views; a check that asked about a name its view did
@@ -523,7 +524,8 @@ def _recheck(
                     if cache is not None and recheck.key is not None:
                         digest = _digest(recheck.view, analysis.summary, asked)
                         cache.put_recheck(recheck.key, result.report.diagnostics, asked, digest)
-                    final[recheck.index] = (result.report.diagnostics, recheck.view)
+                    checked = Checked(result.report.diagnostics, result.digest)
+                    final[recheck.index] = (checked, recheck.view)
                     continue
                 wider = project.view(
                     task.source.real, task.module, analysis.summary, recheck.view.names | asked
@@ -558,7 +560,7 @@ def _with_files_as_checked(
 
 
 def _fix(
-    to_fix: list[tuple[int, list[Diagnostic], View | None]],
+    to_fix: list[tuple[int, Checked, View | None]],
     tasks: list[FileTask],
     project: Project,
     options: Options,
@@ -579,8 +581,8 @@ def _fix(
     parallel.run_all(
         finish_file,
         [
-            (tasks[index], project.context(tasks[index].module, view), options, diagnostics)
-            for index, diagnostics, view in to_fix
+            (tasks[index], project.context(tasks[index].module, view), options, checked)
+            for index, checked, view in to_fix
         ],
         [_size(tasks[index]) for index, _, _ in to_fix],
         jobs=options.jobs,

@@ -57,8 +57,8 @@ def settings_text(settings: Settings, config_file: Path | None, paths: Sequence[
     lines = [origin, f"# project root: {settings.root}", "[tool.tapelint]"]
     lines.extend(f"{key} = {json.dumps(value)}" for key, value in values.items())
     lines.append("[tool.tapelint.per-file-ignores]")
-    for glob, codes in settings.per_file_ignores:
-        lines.append(f"{json.dumps(glob)} = {json.dumps(list(codes))}")
+    for glob, ignored in settings.per_file_ignores:
+        lines.append(f"{json.dumps(glob)} = {json.dumps(list(ignored))}")
     linters = Linters(settings)
     one_file = len(paths) == 1 and Path(paths[0]).is_file()
     if one_file:

@@ -21,6 +21,7 @@ import re
 import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 from tapelint.diagnostics import Diagnostic
 
@@ -97,7 +98,7 @@ def file_suppressions(text: str) -> list[frozenset[str] | None]:
     return [_parse_codes(m.group("codes")) for m in _FILE_NOQA.finditer(text)]
 
 
-def line_suppression(line: str) -> frozenset[str] | bool | None:
+def line_suppression(line: str) -> frozenset[str] | Literal[False] | None:
     """False when the line has neither a noqa nor a `# tapelint: ignore[...]`; None for a
     bare `# noqa`; else the listed codes and names (of both comments)."""
     noqa = LINE_NOQA.search(line)

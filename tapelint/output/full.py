@@ -58,8 +58,8 @@ def _diagnostic(diagnostic: Diagnostic, lines: SourceLines, *, unsafe: bool, sty
 def _excerpt(diagnostic: Diagnostic, lines: SourceLines, style: Style) -> list[str]:
     start, end = diagnostic.start, diagnostic.end
     last = min(max(end.line, start.line), start.line + MAX_LINES - 1)
-    shown = [(n, lines.line(diagnostic, n)) for n in range(start.line, last + 1)]
-    shown = [(n, text) for n, text in shown if text is not None]
+    numbered = [(n, lines.line(diagnostic, n)) for n in range(start.line, last + 1)]
+    shown = [(n, text) for n, text in numbered if text is not None]
     if not shown or shown[0][0] != start.line:
         return []
     width = len(str(shown[-1][0]))

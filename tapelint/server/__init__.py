@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import BinaryIO, cast
 
 from tapelint.server.framing import FramedInput
 from tapelint.server.messages import WithoutParseErrorTraces
@@ -36,7 +37,8 @@ def serve(tcp: tuple[str, int] | None = None) -> int:
     server.linting.collection.start()
     try:
         if tcp is None:
-            server.start_io(stdin=FramedInput(sys.stdin.buffer))
+            # pygls reads standard input only by readline() and read(n), which FramedInput has.
+            server.start_io(stdin=cast(BinaryIO, FramedInput(sys.stdin.buffer)))
         else:
             server.start_tcp(*tcp)
     finally:

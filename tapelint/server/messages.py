@@ -83,7 +83,7 @@ class TapelintProtocol(LanguageServerProtocol):
         """Log a message that cannot be read as a request, and answer it with id null."""
         message = f"tapelint: a message from the client is {error.message}"
         logger.warning("%s", message)
-        self._server.window_log_message(  # type: ignore[attr-defined]
+        self._server.window_log_message(
             types.LogMessageParams(type=types.MessageType.Error, message=message)
         )
         # As a plain dict: lsprotocol's converter would leave out an id that is None.
@@ -106,7 +106,7 @@ class TapelintProtocol(LanguageServerProtocol):
     ) -> Generator[Any, Any, None]:
         uri = params.text_document.uri
         if unquote(uri) not in self.workspace.text_documents:  # pygls's keys are unquoted
-            self._server.window_log_message(  # type: ignore[attr-defined]
+            self._server.window_log_message(
                 types.LogMessageParams(
                     type=types.MessageType.Warning,
                     message=f"tapelint: ignored a change to {uri}, which is not open",

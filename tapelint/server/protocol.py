@@ -4,7 +4,7 @@ that does the job (linting, actions, docs, settings)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -309,9 +309,9 @@ def _contains(found: types.Range, position: types.Position) -> bool:
     return start <= where <= (found.end.line, found.end.character)
 
 
-def _capability(server: TapelintServer, *path: str) -> object:
+def _capability(server: TapelintServer, *path: str) -> Any:
     """A client capability by its attribute path; None where the client left it out."""
-    value: object = server.client_capabilities
+    value: Any = server.client_capabilities
     for name in path:
         value = getattr(value, name, None)
         if value is None:

@@ -83,11 +83,13 @@ def _unguarded_maps(model: FileModel) -> list[Transform]:
     }
     if not gradient_defs:
         return []
-    lambdas = {scope.node: scope for scope in model.scopes if isinstance(scope.node, cst.Lambda)}
+    lambdas: dict[cst.CSTNode, Scope] = {
+        scope.node: scope for scope in model.scopes if isinstance(scope.node, cst.Lambda)
+    }
     found: list[Transform] = []
     searched: set[int] = set()
     for use in list(model.uses_by_node.values()):
-        if use.stmt is None or id(use.stmt) in searched or not use.defs & gradient_defs:
+        if id(use.stmt) in searched or not use.defs & gradient_defs:
             continue
         searched.add(id(use.stmt))
         for site in model.calls_in(use.stmt):
@@ -296,8 +298,11 @@ def _iterated_list(
     ):
         iterated = iterated.args[0].value
     if not index:
-        is_call = isinstance(iterated, cst.Call) and isinstance(iterated.func, cst.Name)
-        if is_call and iterated.func.value in ("zip", "enumerate"):
+        if (
+            isinstance(iterated, cst.Call)
+            and isinstance(iterated.func, cst.Name)
+            and iterated.func.value in ("zip", "enumerate")
+        ):
             return None
         return iterated
     if len(index) != 1 or not isinstance(iterated, cst.Call):
@@ -321,13 +326,15 @@ def _loop_body(d: Def) -> tuple[list[cst.CSTNode], list[cst.BaseExpression]] | N
         if frame is None or frame.kind is not FrameKind.COMPREHENSION:
             return None
         comprehension = frame.node
+        if not isinstance(comprehension, (cst.BaseSimpleComp, cst.DictComp)):
+            return None  # not taken: the builder gives a comprehension frame its comprehension
         parts: list[cst.CSTNode] = []
         if isinstance(comprehension, cst.DictComp):
             parts += [comprehension.key, comprehension.value]
         else:
             parts.append(comprehension.elt)
         filters: list[cst.BaseExpression] = []
-        clause = comprehension.for_in
+        clause: cst.CompFor | None = comprehension.for_in
         while clause is not None:
             filters += [condition.test for condition in clause.ifs]
             clause = clause.inner_for_in
