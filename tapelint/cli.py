@@ -395,8 +395,8 @@ def _show(
         settings = resolver.for_run()
         if not show_files:
             # The settings of the one file given, else of the current directory.
-            file = Path(paths[0]) if len(paths) == 1 and Path(paths[0]).is_file() else None
-            directory = file.absolute().parent if file is not None else Path.cwd()
+            one = Path(paths[0]) if len(paths) == 1 and Path(paths[0]).is_file() else None
+            directory = one.absolute().parent if one is not None else Path.cwd()
             shown = resolver.for_directory(directory)
             config = resolver.config_of(directory)
             click.echo(settings_text(shown, config, paths), nl=False)
