@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tapelint.config import Settings, default_settings, find_config, load_settings
+from tapelint.config import Settings, config_in, default_settings, find_config, load_settings
 
 
 @dataclass(frozen=True)
@@ -68,15 +68,27 @@ class SettingsResolver:
         self._settings: dict[Path | None, Settings] = {}
 
     def for_directory(self, directory: Path) -> Settings:
-        directory = Path(directory).absolute()
-        if directory not in self._configs:
-            self._configs[directory] = self.source.config_for(directory.resolve())
-        config = self._configs[directory]
+        config = self._config_for(Path(directory).absolute())
         if config not in self._settings:
             self._settings[config] = self._adjust(
                 self.source.settings_for(directory, self.default_root)
             )
         return self._settings[config]
+
+    def _config_for(self, directory: Path) -> Path | None:
+        """`ConfigSource.config_for`, each directory on the way up read once a run (a walk
+        meets thousands of directories, most without a config file)."""
+        if directory in self._configs:
+            return self._configs[directory]
+        if self.source.isolated or self.source.config_file is not None:
+            found = self.source.config_for(directory)
+        else:
+            real = directory.resolve()
+            found = config_in(real)
+            if found is None and real.parent != real:
+                found = self._config_for(real.parent)
+        self._configs[directory] = found
+        return found
 
     def for_file(self, path: Path) -> Settings:
         return self.for_directory(Path(path).absolute().parent)
@@ -86,5 +98,4 @@ class SettingsResolver:
         return self.for_directory(Path.cwd())
 
     def config_of(self, directory: Path) -> Path | None:
-        self.for_directory(directory)
-        return self._configs[Path(directory).absolute()]
+        return self._config_for(Path(directory).absolute())
