@@ -26,7 +26,8 @@ from typing import TextIO
 
 import click
 
-from tapelint.config import Settings
+from tapelint.config import ConfigError, Settings
+from tapelint.config_resolution import SettingsResolver
 from tapelint.output import FORMATS, HUMAN, Rendering
 from tapelint.output.fixes import render_fixable, render_fixed
 from tapelint.output.statistics import count_by_code, render_json, render_text
@@ -41,11 +42,12 @@ EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 
 @dataclass(frozen=True)
 class CheckRequest:
-    """What the command line asked for. `settings` loads the configuration, once a run
-    (a watched run sees an edited pyproject.toml); it raises click.ClickException."""
+    """What the command line asked for. `settings` gives the resolution of each file's
+    configuration, once a run (a watched run sees an edited pyproject.toml); it raises
+    click.ClickException."""
 
     paths: tuple[str, ...]
-    settings: Callable[[], Settings]
+    settings: Callable[[], SettingsResolver]
     reading_stdin: bool = False
     stdin_filename: str | None = None
     output_format: str = "text"
@@ -90,12 +92,22 @@ def default_format() -> str:
 
 def run_check(request: CheckRequest) -> int:
     """Run the check, print its results, and return the exit status."""
-    settings = request.settings()
+    resolver = request.settings()
+    try:
+        return _run_check(request, resolver)
+    except ConfigError as error:  # the config of a file met on the way
+        raise click.ClickException(str(error)) from None
+
+
+def _run_check(request: CheckRequest, resolver: SettingsResolver) -> int:
+    settings = resolver.for_run()
     options = request.options(settings)
     fixed_source = None
     rendering = Rendering(unsafe=request.unsafe_fixes)
     if request.reading_stdin:
         data = sys.stdin.buffer.read()
+        if request.stdin_filename is not None:
+            settings = resolver.for_file(Path(request.stdin_filename))
         result = run_stdin(data, request.stdin_filename, settings, options)
         report, fixed_source = result.report, result.fixed_source
         # Every diagnostic is on the source read (as fixed, when fixed), not on the file.
@@ -104,7 +116,14 @@ def run_check(request: CheckRequest) -> int:
     else:
         stats = RunStats()
         with ProgressDisplay(enabled=not request.quiet) as progress:
-            report = run(request.paths or (".",), settings, options, progress, stats)
+            report = run(
+                request.paths or (".",),
+                settings,
+                options,
+                progress,
+                stats,
+                settings_for=resolver.for_file,
+            )
         if not stats.files and not report.errors:
             # As ruff warns: "All checks passed!" alone would hide a wrong path.
             report.warnings.append("no Python files or notebooks found under the given paths")
@@ -122,6 +141,8 @@ def run_check(request: CheckRequest) -> int:
             painted = wants_color(request.color, sys.stderr)
             style = Style(painted)
             line = style.passed(line) if line == PASSED else style.found(line)
+            if report.skipped:  # skips by policy are never silent (`tapelint.files`)
+                line += f" {report.skipped} skipped by policy (--show-files says why)."
             click.echo(line, err=True, color=painted)
     return _exit_status(request, report)
 

@@ -77,6 +77,7 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     noqa_added: int = 0  # with `add_noqa`: lines given a new or extended noqa comment
     noqa_paths: list[str] = field(default_factory=list)  # files they are in
+    skipped: int = 0  # files and directories the walk skipped by policy (`tapelint.files`)
 
     def add(self, other: Report) -> None:
         """Fold another (per-file) report into this one."""
@@ -401,12 +402,14 @@ class Linters:
         )
         self.max_file_size = settings.max_file_size
         self.preview = settings.preview
+        self.ignore_noqa = settings.ignore_noqa
         # While the test-file default of per-file-ignores holds (setting the key replaces
-        # it), its rules are quiet in tests written in other files too (`test_code`).
-        keeps_default = (
+        # it), its rules are quiet in tests written in other files too, and the analysis
+        # gives test code its allowances (`test_code`); without it, tests are code like any.
+        self.tests_relaxed = (
             settings.per_file_ignores[: len(DEFAULT_PER_FILE_IGNORES)] == DEFAULT_PER_FILE_IGNORES
         )
-        self.quiet_in_tests = frozenset(TEST_CODE_IGNORES if keeps_default else ())
+        self.quiet_in_tests = frozenset(TEST_CODE_IGNORES if self.tests_relaxed else ())
         self._linters: dict[tuple[type[Rule], ...], Linter] = {}
 
     def for_file(self, path: Path) -> Linter:
@@ -424,5 +427,7 @@ class Linters:
                 self.max_file_size,
                 self.quiet_in_tests,
                 preview=self.preview,
+                tests_relaxed=self.tests_relaxed,
+                ignore_noqa=self.ignore_noqa,
             )
         return self._linters[rules]

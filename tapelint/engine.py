@@ -94,6 +94,8 @@ class Linter:
         quiet_in_tests: frozenset[str] = frozenset(),
         *,
         preview: bool = False,
+        tests_relaxed: bool = True,
+        ignore_noqa: bool = False,
     ) -> None:
         self.codes = frozenset(rule.code for rule in rules)
         # Preview mode: the findings a rule marks as a part still in preview are reported.
@@ -101,6 +103,11 @@ class Linter:
         # Codes not reported inside a definition that is a test (`TestWaveAct()` in a
         # library module): what the default per-file-ignores turn off in test files.
         self.quiet_in_tests = quiet_in_tests
+        # Whether the analysis gives test code its allowances (`test_code.is_test_code`):
+        # false when the configuration checks tests like other code.
+        self.tests_relaxed = tests_relaxed
+        # `--ignore-noqa`: report what every noqa and `tapelint: ignore` comment silences.
+        self.ignore_noqa = ignore_noqa
         # Codes whose findings are reported without their fix (`--unfixable`).
         self.unfixable = unfixable
         # Bytes: a larger source is TAP001, not parsed (`max-file-size`).
@@ -177,7 +184,9 @@ class Linter:
             found = self._analyze(text, path, is_notebook, context or ModuleContext(), origin)
         lines = text.split("\n")
         lines_of = {d.start.line: lines[d.start.line - 1] for d in found.diagnostics}
-        kept = unsuppressed(found.diagnostics, lines_of, text)
+        kept = found.diagnostics
+        if not self.ignore_noqa:
+            kept = unsuppressed(kept, lines_of, text)
         found.diagnostics = sorted(kept, key=lambda d: d.sort_key)
         return found
 
@@ -241,6 +250,7 @@ class Linter:
                 handed_back=handed_back,
             )
             model.path = path
+            model.tests_relaxed = self.tests_relaxed
             model.set_parsed_text(sparse.text)
             if sparse.tree is not None:
                 model.set_text_tree(sparse.tree)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 _CHECKED_SUFFIXES = (".py", ".ipynb")
 # Files whose change can change a project's settings (excludes read .gitignore files too).
-_CONFIG_FILES = ("pyproject.toml", ".gitignore")
+_CONFIG_FILES = ("pyproject.toml", "tapelint.toml", ".gitignore")
 
 
 class TapelintServer(LanguageServer):

@@ -258,6 +258,9 @@ class FileModel:
     source_text: str = ""
     is_notebook: bool = False
     is_test_file: bool = False  # named like a test module, or in a test directory
+    # Whether test code gets the test policy (`test_code.is_test_code`): off when the
+    # configuration replaced the default per-file-ignores (`per-file-ignores = {}`).
+    tests_relaxed: bool = True
     # The module's dotted name in its project (`__main__` for a script's or notebook's own
     # code that nothing imports), and whether it is a package's `__init__`.
     module_name: str = "__main__"
