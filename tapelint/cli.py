@@ -9,6 +9,11 @@ internal error. Every error is one `error: ...` line on stderr.
 
 Output formats, their default and the summary line: `tapelint.output`,
 `tapelint.check_command.default_format` and `tapelint.output.summary`.
+
+Start-up is kept short (`--version`, `--help` and each shell-completion TAB): at import this
+module loads click and the few light modules its options name; libcst, the rules and each
+command's implementation are imported inside the command that runs (the figures:
+docs/performance.md, and `tests/test_startup.py` holds the import graph to it).
 """
 
 from __future__ import annotations
@@ -19,29 +24,26 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from tapelint import interrupts
-from tapelint.check_command import (
-    EXIT_CLEAN,
-    EXIT_ERROR,
-    CheckRequest,
-    default_format,
-    print_error,
-    run_check,
-)
-from tapelint.clean import CleanError, remove_cache
-from tapelint.config import ConfigError, Settings, find_config, load_settings
-from tapelint.output import FORMATS
-from tapelint.output.rules_json import render as rules_json
+from tapelint.output import FORMAT_NAMES
 from tapelint.output.style import CHOICES as COLOR_CHOICES
-from tapelint.registry import all_rules, rule_by_code_or_name
-from tapelint.rule import Rule
-from tapelint.selection import SelectorError, close_matches, validate
-from tapelint.show import files_checked, settings_text
 from tapelint.watch import watch as watch_and_check
+
+if TYPE_CHECKING:
+    from tapelint.check_command import CheckRequest
+    from tapelint.config import Settings
+    from tapelint.rule import Rule
+
+# Exit statuses the command itself gives (`check`'s others: `tapelint.check_command`).
+EXIT_CLEAN, EXIT_ERROR = 0, 2
+
+
+def print_error(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
 
 
 class _Group(click.Group):
@@ -68,7 +70,14 @@ class _Group(click.Group):
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="tapelint", prog_name="tapelint", message="%(prog)s %(version)s")
+@click.version_option(
+    None,
+    "-V",
+    "--version",
+    package_name="tapelint",
+    prog_name="tapelint",
+    message="%(prog)s %(version)s",
+)
 def cli() -> None:
     """Find misuse of TensorFlow's tf.GradientTape before it costs a training run."""
 
@@ -125,7 +134,7 @@ _PER_FILE = (
 @_rule_selection_options
 @click.option(
     "--output-format",
-    type=click.Choice(list(FORMATS)),
+    type=click.Choice(FORMAT_NAMES),
     envvar="TAPELINT_OUTPUT_FORMAT",
     show_envvar=True,
     help="How to print diagnostics. concise: one short line each, the problem without the "
@@ -289,6 +298,8 @@ def check(
 
     `-` reads the source from standard input; `--stdin-filename PATH` says which file it is.
     """
+    from tapelint.check_command import CheckRequest, default_format, run_check
+
     reading_stdin = _reads_stdin(paths, stdin_filename)
     if flags["add_noqa"]:
         _check_add_noqa_alone(
@@ -340,6 +351,8 @@ def check(
 def _checked_once(request: CheckRequest) -> None:
     """One check of a watching run: an error, even an internal one, is printed as a run
     would print it, and the watching goes on."""
+    from tapelint.check_command import run_check
+
     try:
         run_check(request)
     except click.ClickException as error:
@@ -355,6 +368,9 @@ def _show(
     show_files: bool,
     force_exclude: bool,
 ) -> int:
+    from tapelint.config import find_config
+    from tapelint.show import files_checked, settings_text
+
     if not show_files:
         config = config_file.resolve() if config_file else find_config(Path.cwd().resolve())
         click.echo(settings_text(settings, config, paths), nl=False)
@@ -400,6 +416,8 @@ class _Overrides:
 
 
 def _settings(config_file: Path | None, given: _Overrides) -> Settings:
+    from tapelint.config import ConfigError, load_settings
+
     try:
         settings = load_settings(config_file)
     except ConfigError as error:
@@ -428,6 +446,8 @@ def _settings(config_file: Path | None, given: _Overrides) -> Settings:
 
 
 def _validate(option: str, selectors: list[str]) -> None:
+    from tapelint.selection import SelectorError, validate
+
     try:
         validate(selectors)
     except SelectorError as error:
@@ -474,6 +494,8 @@ def clean_command(config_file: Path | None, cache_dir: Path | None) -> int:
 
     Only a directory that tapelint made (its CACHEDIR.TAG says so) is removed.
     """
+    from tapelint.clean import CleanError, remove_cache
+
     directory = (cache_dir or _settings(config_file, _Overrides()).cache_path).absolute()
     try:
         removed = remove_cache(directory)
@@ -487,6 +509,9 @@ def clean_command(config_file: Path | None, cache_dir: Path | None) -> int:
 @click.argument("code_or_name")
 def rule_command(code_or_name: str) -> int:
     """Print the documentation of one rule (by code or name)."""
+    from tapelint.registry import rule_by_code_or_name
+    from tapelint.selection import close_matches
+
     rule = rule_by_code_or_name(code_or_name)
     if rule is None:
         close = close_matches(code_or_name)
@@ -508,6 +533,9 @@ def rule_command(code_or_name: str) -> int:
 )
 def rules_command(output_format: str) -> int:
     """List every rule: code, name, severity, whether it runs by default, summary."""
+    from tapelint.output.rules_json import render as rules_json
+    from tapelint.registry import all_rules
+
     if output_format == "json":
         click.echo(rules_json(all_rules()), nl=False)
         return EXIT_CLEAN
