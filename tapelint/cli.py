@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+import tapelint
 from tapelint import interrupts
 from tapelint.output import FORMAT_NAMES
 from tapelint.output.style import CHOICES as COLOR_CHOICES
@@ -71,10 +72,9 @@ class _Group(click.Group):
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(
-    None,
+    tapelint.__version__,
     "-V",
     "--version",
-    package_name="tapelint",
     prog_name="tapelint",
     message="%(prog)s %(version)s",
 )

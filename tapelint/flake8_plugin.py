@@ -13,7 +13,9 @@ both tools): the modules a file's names lead to, inside the project of the curre
 directory (where flake8 runs), are analysed for their summaries, once per flake8 process.
 
 Registered under the entry point `TAP` in `flake8.extension`. It imports neither TensorFlow
-nor flake8.
+nor flake8, and at registration (flake8 loads every plugin on each start, also for
+`flake8 --version` and runs that select no TAP code) only this module: libcst and the rules
+are imported by the first check.
 """
 
 from __future__ import annotations
@@ -22,14 +24,13 @@ import os
 from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import tapelint
-from tapelint.config import TEST_CODE_IGNORES, Settings
-from tapelint.engine import Linter
-from tapelint.project.modules import MAIN, ModuleName
-from tapelint.project.workspace import Project
-from tapelint.registry import all_rules
-from tapelint.runner import check_in_project
+
+if TYPE_CHECKING:
+    from tapelint.engine import Linter
+    from tapelint.project.workspace import Project
 
 # What flake8 calls standard input.
 _STDIN_NAMES = ("stdin", "-")
@@ -39,6 +40,10 @@ _STDIN_NAMES = ("stdin", "-")
 def _linter() -> Linter:
     """The default rules, quiet in tests kept in other files as `tapelint check` is by
     default (flake8's per-file-ignores match files, not a `TestWaveAct()` in a module)."""
+    from tapelint.config import TEST_CODE_IGNORES
+    from tapelint.engine import Linter
+    from tapelint.registry import all_rules
+
     rules = [rule for rule in all_rules() if not rule.preview and not rule.engine_reported]
     return Linter(rules, quiet_in_tests=frozenset(TEST_CODE_IGNORES))
 
@@ -46,6 +51,9 @@ def _linter() -> Linter:
 @cache
 def _project() -> Project:
     """The project of the directory flake8 runs in (tapelint's config is not read)."""
+    from tapelint.config import Settings
+    from tapelint.project.workspace import Project
+
     return Project(Settings(root=Path.cwd()))
 
 
@@ -62,6 +70,9 @@ class TapelintChecker:
         self.lines = lines
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
+        from tapelint.project.modules import MAIN, ModuleName
+        from tapelint.runner import check_in_project
+
         text = "".join(self.lines)
         project = _project()
         module, path = ModuleName(MAIN), os.path.realpath(self.filename)

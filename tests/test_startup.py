@@ -9,8 +9,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 
 import pytest
+
+import tapelint
 
 # What a start that only parses the command line must not load.
 HEAVY = ("libcst", "tapelint.rules", "tapelint.engine", "tapelint.check_command")
@@ -68,3 +72,32 @@ def test_completing_an_option_loads_neither_libcst_nor_the_rules():
     )
     assert "--output-format" in printed
     assert heavy_in(modules) == []
+
+
+def test_registering_the_flake8_plugin_loads_neither_libcst_nor_the_rules():
+    # What flake8 does at start for every plugin, whatever it then selects: load the
+    # `flake8.extension` entry point (and read the class's name and version).
+    code = (
+        "import sys\n"
+        "from importlib.metadata import entry_points\n"
+        "(plugin,) = [e for e in entry_points(group='flake8.extension') if e.name == 'TAP']\n"
+        "checker = plugin.load()\n"
+        "print(checker.name, checker.version)\n"
+        "print('\\n'.join(sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    name, *modules = result.stdout.split("\n")
+    assert name.startswith("tapelint ")
+    assert "tapelint.flake8_plugin" in modules
+    assert heavy_in(set(modules)) == []
+
+
+def test_the_version_is_pyprojects_and_printing_it_reads_no_distribution_metadata():
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    version = tomllib.loads(pyproject.read_text("utf-8"))["project"]["version"]
+    assert tapelint.__version__ == version
+    modules, printed = imported_by("-V")
+    assert printed == f"tapelint {version}\n"
+    assert "importlib.metadata" not in modules
