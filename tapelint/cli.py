@@ -35,6 +35,8 @@ from tapelint.output.style import CHOICES as COLOR_CHOICES
 from tapelint.watch import watch as watch_and_check
 
 if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
     from tapelint.check_command import CheckRequest
     from tapelint.config import Settings
     from tapelint.rule import Rule
@@ -90,21 +92,48 @@ def _split(values: Iterable[str]) -> list[str]:
 _SELECTORS = "Rule codes, code prefixes, rule names or ALL, comma-separated; repeatable."
 
 
+def _complete_rules(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """Shell completion of rule codes and names (docs/cli.md): after a comma, of the last
+    selector in the list. Only a TAB here imports the rules."""
+    from click.shell_completion import CompletionItem
+
+    from tapelint.registry import all_rules
+
+    done, comma, last = incomplete.rpartition(",")
+    return [
+        CompletionItem(done + comma + key, help=other)
+        for rule in all_rules()
+        for key, other in ((rule.code, rule.name), (rule.name, rule.code))
+        if key.startswith(last.upper() if key == rule.code else last.lower())
+    ]
+
+
 def _rule_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """`--select`, `--extend-select`, `--ignore`, `--config` and `--preview`, shared by
     `check` and `validate`."""
     options = [
         click.option(
-            "--select", multiple=True, metavar="SELECTORS", help=f"Run only these. {_SELECTORS}"
+            "--select",
+            multiple=True,
+            metavar="SELECTORS",
+            shell_complete=_complete_rules,
+            help=f"Run only these. {_SELECTORS}",
         ),
         click.option(
             "--extend-select",
             multiple=True,
             metavar="SELECTORS",
+            shell_complete=_complete_rules,
             help=f"Run these too. {_SELECTORS}",
         ),
         click.option(
-            "--ignore", multiple=True, metavar="SELECTORS", help=f"Do not run these. {_SELECTORS}"
+            "--ignore",
+            multiple=True,
+            metavar="SELECTORS",
+            shell_complete=_complete_rules,
+            help=f"Do not run these. {_SELECTORS}",
         ),
         click.option(
             "--config",
@@ -210,6 +239,7 @@ _PER_FILE = (
     "--unfixable",
     multiple=True,
     metavar="SELECTORS",
+    shell_complete=_complete_rules,
     help=f"Report these rules' diagnostics without their fixes: --fix leaves them alone. "
     f"{_SELECTORS}",
 )
@@ -506,7 +536,7 @@ def clean_command(config_file: Path | None, cache_dir: Path | None) -> int:
 
 
 @cli.command("rule")
-@click.argument("code_or_name")
+@click.argument("code_or_name", shell_complete=_complete_rules)
 def rule_command(code_or_name: str) -> int:
     """Print the documentation of one rule (by code or name)."""
     from tapelint.registry import rule_by_code_or_name
