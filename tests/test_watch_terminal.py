@@ -90,6 +90,7 @@ def test_on_a_terminal_each_check_starts_on_a_cleared_screen_and_ctrl_c_ends_qui
         assert watcher.output["stdout"].count(CLEAR) >= 2
         last_screen = watcher.output["stdout"].rpartition(CLEAR)[2]
         assert "TAP101" in last_screen  # the new result is on the cleared screen
+        watcher.wait_for("stderr", "Found 1 problem")  # the check is over
         watcher.process.send_signal(signal.SIGINT)
         status = watcher.finish()
     finally:
