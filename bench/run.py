@@ -41,6 +41,12 @@ of its files with a tape (what a pre-commit hook checks). "What the index costs"
 files the first pass parsed, those checked again with the project index, the modules
 outside the run analysed or read for their imports, and the seconds of each step.
 
+The start-up table comes first (alone with `--startup-only`, a minute or two): `--version`,
+`--help`, and a check of one small training file (`--no-cache`, 21 lines, one tape), each
+against ruff doing the same; what every shell-completion TAB, pre-commit hook and flake8
+run on a few files pays before any work (target: `--version` and `--help` under 0.15 s, the
+small file under 0.5 s).
+
 With `--dense-mirror MIRROR` (a directory of bare git mirrors, `MIRROR/owner+name[/repo]`, as
 the evaluation reads them), the dense tables: training code, where nearly every file has a
 tape (`bench/dense.toml` names the repositories and commits; `bench/dense.py` materialises
@@ -342,6 +348,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--skip-fixit", action="store_true")
     parser.add_argument("--skip-scaling", action="store_true")
     parser.add_argument(
+        "--startup-only", action="store_true", help="only the start-up table (needs only ruff)"
+    )
+    parser.add_argument(
         "--dense-mirror",
         type=Path,
         help="a directory of git mirrors (MIRROR/owner+name[/repo]) holding bench/dense.toml's "
@@ -376,17 +385,47 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _bench(args: argparse.Namespace) -> int:
     if args.skip_library and args.dense_mirror is None:
         raise BenchError("--skip-library leaves nothing to time without --dense-mirror")
-    tools = find_tools(args.fixit, args.skip_fixit or args.skip_library)
+    tools = find_tools(args.fixit, args.skip_fixit or args.skip_library or args.startup_only)
     compile_tapelint()
     cores = len(os.sched_getaffinity(0))
     with tempfile.TemporaryDirectory(prefix="tapelint-bench-") as scratch:
         work = Path(scratch)
         print(_machine(cores, tools), flush=True)
+        _bench_startup(work, tools, args)
+        if args.startup_only:
+            return 0
         if not args.skip_library:
             _bench_in(work, locate_corpus(), tools, cores, args)
         if args.dense_mirror is not None:
             _bench_dense(work, tools, args)
     return 0
+
+
+def _bench_startup(work: Path, tools: Tools, args: argparse.Namespace) -> None:
+    """tapelint against ruff before any work: `--version`, `--help`, one small file."""
+    small = work / "startup" / "train.py"
+    small.parent.mkdir()
+    small.write_text(training_file(20))
+    file = measure_corpus([small])
+    rows = []
+    for label, tapelint, ruff, corpus in (
+        ("--version", ("--version",), ("--version",), Corpus((), 0, 0)),
+        ("--help", ("--help",), ("--help",), Corpus((), 0, 0)),
+        (
+            "check, one small file",
+            ("check", "-q", "--no-cache"),
+            ("check", "-q", "--no-cache"),
+            file,
+        ),
+    ):
+        target = (str(small),) if corpus.files else ()
+        rows += [
+            Command(f"tapelint {label}", (tools.tapelint, *tapelint, *target), corpus),
+            Command(f"ruff {label}", (tools.ruff, *ruff, *target), corpus),
+        ]
+    results, _ = _timed_rounds(rows, work, args)
+    print("\nStart-up, against ruff doing the same:\n")
+    print(_against_ruff(rows, results))
 
 
 def _bench_dense(work: Path, tools: Tools, args: argparse.Namespace) -> None:

@@ -88,7 +88,11 @@ def make_step():
         with tf.GradientTape() as tape:
             loss = tf.reduce_mean((model(x, training=True) - y) ** 2)
         grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+        # Filtered as TAP401 asks (every variable here gets a gradient; the step timed is the
+        # one tapelint recommends, and tapelint's own check of this repository stays clean).
+        optimizer.apply_gradients(
+            (g, v) for g, v in zip(grads, model.trainable_variables, strict=True) if g is not None
+        )
         return float(loss)
 
     return step

@@ -18,6 +18,7 @@ from tapelint.analysis.gradient_routes.gradients import (
 from tapelint.analysis.gradient_routes.optimizers import gradient_applies
 from tapelint.analysis.project_model.names import dotted_name
 from tapelint.diagnostics import Applicability, Severity
+from tapelint.registry import rule_by_code_or_name
 from tapelint.rule import Finding, FixIntent, NodeEdit, Rule, source_of, tape_label
 
 
@@ -113,7 +114,10 @@ class UnfilteredApplyGradients(Rule):
     (with `grads` and `variables` plain names or attributes), the fix inserts a check that
     logs the variables without a gradient through `tf.get_logger()`, and passes only the pairs
     whose gradient is not `None`. It is unsafe: it changes what the step logs and what it
-    passes to the optimizer (a list instead of a `zip`).
+    passes to the optimizer (a list instead of a `zip`). No fix is offered where TAP402
+    reports the same call (the gradients are paired with other variables than they were
+    computed for): filtering would keep the wrong pairing and hide it behind a None check,
+    so the pairing is the thing to fix first.
     """
 
     code = "TAP401"
@@ -188,7 +192,8 @@ def _origin(model: FileModel, flow: GradientFlow) -> str:
 
 
 def _fix(model: FileModel, apply: ApplyCall) -> FixIntent | None:
-    """Filter and report, for `opt.apply_gradients(zip(grads, variables))` as a statement."""
+    """Filter and report, for `opt.apply_gradients(zip(grads, variables))` as a statement,
+    unless TAP402 reports the call."""
     statement = apply.stmt
     tf = model.imports.local_alias_of("tensorflow")
     if (
@@ -211,7 +216,7 @@ def _fix(model: FileModel, apply: ApplyCall) -> FixIntent | None:
     ):
         return None
     grads, variables = (dotted_name(a.value) for a in pairs.args)
-    if grads is None or variables is None:
+    if grads is None or variables is None or _mismatched(model, apply):
         return None
     report = (
         f"if any(g is None for g in {grads}):\n"
@@ -226,3 +231,10 @@ def _fix(model: FileModel, apply: ApplyCall) -> FixIntent | None:
         Applicability.UNSAFE,
         (NodeEdit("insert_before", statement, report), NodeEdit("replace", pairs, filtered)),
     )
+
+
+def _mismatched(model: FileModel, apply: ApplyCall) -> bool:
+    """Whether TAP402 reports this apply call (gradients paired with other variables)."""
+    mismatch = rule_by_code_or_name("TAP402")
+    assert mismatch is not None  # a rule of this package
+    return any(found.node is apply.node for found in mismatch().check(model))

@@ -37,9 +37,20 @@ of its entries, each costing about what an entry costs to write, and workers cre
 at the same time contend (measured over TensorFlow's sources: the workers' system time
 0.45 s with those directories, 0.23 s without). An entry that
 cannot be read or decoded is a miss and is overwritten. Entries of old versions are never
-read again but stay until the directory is removed; deleting it at any time is safe. The
+read again; they go when the cache outgrows its cap (below). Deleting the directory at any
+time is safe. The
 directory holds a `CACHEDIR.TAG` (backup tools skip it) and a `.gitignore` of `*` (git
 ignores it).
+
+Size: at most `MAX_ENTRIES` entries (100,000: about 100 to 200 MB of these small files, and
+some 40 full runs over TensorFlow's and Keras's 2,100 files). When a run opens a cache
+holding more, the entries written longest ago are removed until a quarter of the cap is
+free, so eviction is rare and each one buys many runs. Written longest ago, not used longest
+ago: a hit does not touch its entry (that would be a write for every file of a warm run), so
+an old entry still in use may go, and costs one fresh analysis, which writes it again.
+Entries of older versions and settings are the oldest, and go first. Decided over
+`diskcache` (an SQLite file): worker processes write entries at the same time, which plain
+files and atomic renames already allow without a lock, and the cap needs a dozen lines.
 """
 
 from __future__ import annotations
@@ -76,6 +87,8 @@ _CACHEDIR_TAG = (
 # An entry larger than this is a miss, not read: tapelint writes nothing near it (an entry
 # holds a file's findings and module summary; the file is at most `max-file-size`).
 MAX_ENTRY_BYTES = 64 * 1024 * 1024
+# The most entries a cache keeps (module docstring: Size).
+MAX_ENTRIES = 100_000
 
 # What a corrupt or foreign entry raises while it is decoded: a miss. (`json` raises a
 # RecursionError on deeply nested arrays or objects.)
@@ -98,13 +111,17 @@ class ResultCache:
         self._salt = salt.encode()
 
     @classmethod
-    def open(cls, directory: Path, settings: Settings) -> ResultCache:
-        """Create the directory if needed; OSError when it cannot be created."""
+    def open(
+        cls, directory: Path, settings: Settings, max_entries: int = MAX_ENTRIES
+    ) -> ResultCache:
+        """Create the directory if needed, and evict when it holds more than `max_entries`;
+        OSError when it cannot be created."""
         (directory / "entries").mkdir(parents=True, exist_ok=True)
         for name, content in (("CACHEDIR.TAG", _CACHEDIR_TAG), (".gitignore", "*\n")):
             marker = directory / name
             if not marker.exists():
                 marker.write_text(content, encoding="utf-8")
+        _evict(directory / "entries", max_entries)
         return cls(directory, _salt(settings))
 
     def holds_entries(self) -> bool:
@@ -250,6 +267,27 @@ class ResultCache:
 
     def _entry(self, key: str) -> Path:
         return self.directory / "entries" / key
+
+
+def _evict(entries: Path, max_entries: int) -> None:
+    """Over `max_entries`: remove the entries written longest ago, down to three quarters
+    of it. Entries another process removes meanwhile are skipped; a failure leaves a
+    larger cache, never a failed run."""
+    try:
+        with os.scandir(entries) as listing:
+            found = [entry for entry in listing if not entry.name.startswith(".tmp-")]
+    except OSError:
+        return
+    if len(found) <= max_entries:
+        return
+    ages = []
+    for entry in found:
+        with contextlib.suppress(OSError):
+            ages.append((entry.stat().st_mtime_ns, entry.path))
+    ages.sort()
+    for _, path in ages[: len(ages) - max_entries * 3 // 4]:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
 
 
 def _salt(settings: Settings) -> str:

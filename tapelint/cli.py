@@ -9,6 +9,11 @@ internal error. Every error is one `error: ...` line on stderr.
 
 Output formats, their default and the summary line: `tapelint.output`,
 `tapelint.check_command.default_format` and `tapelint.output.summary`.
+
+Start-up is kept short (`--version`, `--help` and each shell-completion TAB): at import this
+module loads click and the few light modules its options name; libcst, the rules and each
+command's implementation are imported inside the command that runs (the figures:
+docs/performance.md, and `tests/test_startup.py` holds the import graph to it).
 """
 
 from __future__ import annotations
@@ -19,30 +24,30 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+import tapelint
 from tapelint import interrupts
-from tapelint.check_command import (
-    EXIT_CLEAN,
-    EXIT_ERROR,
-    CheckRequest,
-    default_format,
-    print_error,
-    run_check,
-)
-from tapelint.clean import CleanError, remove_cache
-from tapelint.config import ConfigError, Settings, parse_inline
-from tapelint.config_resolution import ConfigSource, SettingsResolver
-from tapelint.output import FORMATS
-from tapelint.output.rules_json import render as rules_json
+from tapelint.output import FORMAT_NAMES
 from tapelint.output.style import CHOICES as COLOR_CHOICES
-from tapelint.registry import all_rules, rule_by_code_or_name
-from tapelint.rule import Rule
-from tapelint.selection import SelectorError, close_matches, validate
-from tapelint.show import files_checked, settings_text
 from tapelint.watch import watch as watch_and_check
+
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
+    from tapelint.check_command import CheckRequest
+    from tapelint.config import Settings
+    from tapelint.config_resolution import ConfigSource, SettingsResolver
+    from tapelint.rule import Rule
+
+# Exit statuses the command itself gives (`check`'s others: `tapelint.check_command`).
+EXIT_CLEAN, EXIT_ERROR = 0, 2
+
+
+def print_error(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
 
 
 class _Group(click.Group):
@@ -86,7 +91,13 @@ class _EnvOption(click.Option):
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="tapelint", prog_name="tapelint", message="%(prog)s %(version)s")
+@click.version_option(
+    tapelint.__version__,
+    "-V",
+    "--version",
+    prog_name="tapelint",
+    message="%(prog)s %(version)s",
+)
 def cli() -> None:
     """Find misuse of TensorFlow's tf.GradientTape before it costs a training run."""
 
@@ -112,21 +123,48 @@ _ISOLATED_OPTION = click.option(
 )
 
 
+def _complete_rules(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    """Shell completion of rule codes and names (docs/cli.md): after a comma, of the last
+    selector in the list. Only a TAB here imports the rules."""
+    from click.shell_completion import CompletionItem
+
+    from tapelint.registry import all_rules
+
+    done, comma, last = incomplete.rpartition(",")
+    return [
+        CompletionItem(done + comma + key, help=other)
+        for rule in all_rules()
+        for key, other in ((rule.code, rule.name), (rule.name, rule.code))
+        if key.startswith(last.upper() if key == rule.code else last.lower())
+    ]
+
+
 def _rule_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """`--select`, `--extend-select`, `--ignore`, `--config` and `--preview`, shared by
     `check` and `validate`."""
     options = [
         click.option(
-            "--select", multiple=True, metavar="SELECTORS", help=f"Run only these. {_SELECTORS}"
+            "--select",
+            multiple=True,
+            metavar="SELECTORS",
+            shell_complete=_complete_rules,
+            help=f"Run only these. {_SELECTORS}",
         ),
         click.option(
             "--extend-select",
             multiple=True,
             metavar="SELECTORS",
+            shell_complete=_complete_rules,
             help=f"Run these too. {_SELECTORS}",
         ),
         click.option(
-            "--ignore", multiple=True, metavar="SELECTORS", help=f"Do not run these. {_SELECTORS}"
+            "--ignore",
+            multiple=True,
+            metavar="SELECTORS",
+            shell_complete=_complete_rules,
+            help=f"Do not run these. {_SELECTORS}",
         ),
         _CONFIG_OPTION,
         _ISOLATED_OPTION,
@@ -152,7 +190,7 @@ _PER_FILE = (
 @_rule_selection_options
 @click.option(
     "--output-format",
-    type=click.Choice(list(FORMATS)),
+    type=click.Choice(FORMAT_NAMES),
     envvar="TAPELINT_OUTPUT_FORMAT",
     show_envvar=True,
     cls=_EnvOption,
@@ -230,6 +268,7 @@ _PER_FILE = (
     "--unfixable",
     multiple=True,
     metavar="SELECTORS",
+    shell_complete=_complete_rules,
     help=f"Report these rules' diagnostics without their fixes: --fix leaves them alone. "
     f"{_SELECTORS}",
 )
@@ -327,6 +366,8 @@ def check(
 
     `-` reads the source from standard input; `--stdin-filename PATH` says which file it is.
     """
+    from tapelint.check_command import CheckRequest, default_format, run_check
+
     reading_stdin = _reads_stdin(paths, stdin_filename)
     if flags["add_noqa"]:
         _check_add_noqa_alone(
@@ -380,6 +421,8 @@ def check(
 def _checked_once(request: CheckRequest) -> None:
     """One check of a watching run: an error, even an internal one, is printed as a run
     would print it, and the watching goes on."""
+    from tapelint.check_command import run_check
+
     try:
         run_check(request)
     except click.ClickException as error:
@@ -391,6 +434,9 @@ def _checked_once(request: CheckRequest) -> None:
 def _show(
     paths: tuple[str, ...], resolver: SettingsResolver, show_files: bool, force_exclude: bool
 ) -> int:
+    from tapelint.config import ConfigError
+    from tapelint.show import files_checked, settings_text
+
     try:
         settings = resolver.for_run()
         if not show_files:
@@ -449,6 +495,9 @@ class _Overrides:
 def _config_source(values: tuple[str, ...], isolated: bool) -> ConfigSource:
     """`--config` values and `--isolated`, as ruff reads them: a value that names no existing
     file and parses as TOML is settings; any other value is a config file."""
+    from tapelint.config import parse_inline
+    from tapelint.config_resolution import ConfigSource
+
     files: list[Path] = []
     inline: dict[str, Any] = {}
     for value in values:
@@ -466,6 +515,9 @@ def _config_source(values: tuple[str, ...], isolated: bool) -> ConfigSource:
 
 def _resolver(source: ConfigSource, given: _Overrides) -> SettingsResolver:
     """Each file's settings, with the command-line options on top (checked at once)."""
+    from tapelint.config import ConfigError
+    from tapelint.config_resolution import SettingsResolver
+
     selectors = {
         "--select": _split(given.select),
         "--extend-select": _split(given.extend_select),
@@ -505,6 +557,8 @@ def _settings(source: ConfigSource, given: _Overrides) -> Settings:
 
 
 def _validate(option: str, selectors: list[str]) -> None:
+    from tapelint.selection import SelectorError, validate
+
     try:
         validate(selectors)
     except SelectorError as error:
@@ -548,6 +602,8 @@ def clean_command(config: tuple[str, ...], isolated: bool, cache_dir: Path | Non
 
     Only a directory that tapelint made (its CACHEDIR.TAG says so) is removed.
     """
+    from tapelint.clean import CleanError, remove_cache
+
     source = _config_source(config, isolated)
     directory = (cache_dir or _settings(source, _Overrides()).cache_path).absolute()
     try:
@@ -559,9 +615,12 @@ def clean_command(config: tuple[str, ...], isolated: bool, cache_dir: Path | Non
 
 
 @cli.command("rule")
-@click.argument("code_or_name")
+@click.argument("code_or_name", shell_complete=_complete_rules)
 def rule_command(code_or_name: str) -> int:
     """Print the documentation of one rule (by code or name)."""
+    from tapelint.registry import rule_by_code_or_name
+    from tapelint.selection import close_matches
+
     rule = rule_by_code_or_name(code_or_name)
     if rule is None:
         close = close_matches(code_or_name)
@@ -583,6 +642,9 @@ def rule_command(code_or_name: str) -> int:
 )
 def rules_command(output_format: str) -> int:
     """List every rule: code, name, severity, whether it runs by default, summary."""
+    from tapelint.output.rules_json import render as rules_json
+    from tapelint.registry import all_rules
+
     if output_format == "json":
         click.echo(rules_json(all_rules()), nl=False)
         return EXIT_CLEAN

@@ -20,7 +20,9 @@ both tools): the modules a file's names lead to, inside the file's project, are 
 their summaries, once per flake8 process.
 
 Registered under the entry point `TAP` in `flake8.extension`. It imports neither TensorFlow
-nor flake8.
+nor flake8, and at registration (flake8 loads every plugin on each start, also for
+`flake8 --version` and runs that select no TAP code) only this module: libcst and the rules
+are imported by the first check.
 """
 
 from __future__ import annotations
@@ -30,15 +32,14 @@ import sys
 from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import tapelint
-from tapelint.checking import Linters
-from tapelint.config import ConfigError, Settings
-from tapelint.config_resolution import ConfigSource
-from tapelint.project.modules import MAIN, ModuleName
-from tapelint.project.workspace import Project
-from tapelint.registry import all_rules
-from tapelint.runner import check_in_project
+
+if TYPE_CHECKING:
+    from tapelint.checking import Linters
+    from tapelint.config import Settings
+    from tapelint.project.workspace import Project
 
 # What flake8 calls standard input.
 _STDIN_NAMES = ("stdin", "-")
@@ -47,6 +48,10 @@ _STDIN_NAMES = ("stdin", "-")
 @cache
 def _settings(directory: Path) -> Settings:
     """The settings of the files in `directory`, without the rules only the command reports."""
+    from tapelint.config import ConfigError, Settings
+    from tapelint.config_resolution import ConfigSource
+    from tapelint.registry import all_rules
+
     tool_rules = [rule.code for rule in all_rules() if rule.engine_reported]
     try:
         settings = ConfigSource().settings_for(directory, Path.cwd().resolve())
@@ -58,11 +63,15 @@ def _settings(directory: Path) -> Settings:
 
 @cache
 def _linters(settings: Settings) -> Linters:
+    from tapelint.checking import Linters
+
     return Linters(settings)
 
 
 @cache
 def _project(settings: Settings) -> Project:
+    from tapelint.project.workspace import Project
+
     return Project(settings)
 
 
@@ -79,6 +88,9 @@ class TapelintChecker:
         self.lines = lines
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
+        from tapelint.project.modules import MAIN, ModuleName
+        from tapelint.runner import check_in_project
+
         text = "".join(self.lines)
         stdin = self.filename in _STDIN_NAMES
         file = Path(os.path.abspath("-" if stdin else self.filename))

@@ -5,10 +5,13 @@ that writes several files triggers one check). What counts is a change to a `.py
 `.ipynb` file, or to a `.toml` file (a pyproject.toml or the `--config` file: the settings
 are read again for each check), under the paths checked; `.git`, `__pycache__` and the
 like are ignored, and so is the result cache (its entries have no such suffix). Each check
-prints as a plain `check` would, after a line on stderr saying why it runs; the screen is
-not cleared, so earlier results stay in the scroll-back. Ctrl-C
-stops watching, with exit status 0; an error in one check (a broken config file) is printed
-and the watching goes on.
+prints as a plain `check` would, after a line on stderr saying why it runs (the changed
+file's path as findings show it, relative to the current directory). On a terminal the
+screen is cleared before each check, as ruff does, so what shows is the latest result only;
+into a pipe or a file nothing is cleared. Ctrl-C stops watching at any moment (also in the
+middle of a check), with exit status 0 and nothing more printed (watchfiles' own log line
+about it is not let through);
+an error in one check (a broken config file) is printed and the watching goes on.
 """
 
 from __future__ import annotations
@@ -32,17 +35,25 @@ def watch(paths: Sequence[str], also: Sequence[Path], check: Callable[[], object
     `also`), until interrupted."""
     import watchfiles  # only a watching run pays for its import
 
-    check()
     targets = sorted({os.path.abspath(p) for p in (*paths, *map(str, also)) if os.path.exists(p)})
-    if not targets:
-        click.echo("error: nothing to watch: none of the paths exists", err=True)
-        return 2
-    click.echo("Watching for file changes (Ctrl-C stops).", err=True)
-    for changes in watchfiles.watch(*targets, watch_filter=_SourceFilter(), raise_interrupt=False):
-        changed = sorted({path for _, path in changes})
-        shown = changed[0] if len(changed) == 1 else f"{len(changed)} files"
-        click.echo(f"[{time.strftime('%H:%M:%S')}] {shown} changed: checking again.", err=True)
+    # Interrupts are raised, not logged: with raise_interrupt=False watchfiles prints its own
+    # warning on Ctrl-C. Ctrl-C at any moment (waiting, or in a check) ends the watching.
+    batches = watchfiles.watch(*targets, watch_filter=_SourceFilter(), raise_interrupt=True)
+    try:
+        click.clear()  # on a terminal only: click does nothing otherwise
         check()
+        if not targets:
+            click.echo("error: nothing to watch: none of the paths exists", err=True)
+            return 2
+        click.echo("Watching for file changes (Ctrl-C stops).", err=True)
+        for changes in batches:
+            changed = sorted({os.path.relpath(path) for _, path in changes})
+            shown = changed[0] if len(changed) == 1 else f"{len(changed)} files"
+            click.clear()
+            click.echo(f"[{time.strftime('%H:%M:%S')}] {shown} changed: checking again.", err=True)
+            check()
+    except KeyboardInterrupt:
+        pass
     return 0
 
 

@@ -5,29 +5,23 @@ the whole message: flake8's form), `full` (the code excerpt and the advice, ruff
 `grouped` (by file, ruff's `grouped`); these may be coloured (`style`). For programs:
 `json`, `json-lines`, `sarif`, and for CI services `github`, `gitlab`, `azure`, `junit`,
 `pylint`, `rdjson` (reviewdog); these never are.
+
+A format's module is imported when the format is first used (`FORMATS[name]`), not with
+this package: the command line names the formats (`FORMAT_NAMES`) on every start, and
+`full` alone would bring libcst and the rules with it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import importlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from tapelint.diagnostics import Diagnostic
-from tapelint.output import (
-    azure,
-    concise,
-    full,
-    github,
-    gitlab,
-    grouped,
-    json,
-    junit,
-    pylint,
-    rdjson,
-    sarif,
-    text,
-)
 from tapelint.output.style import Style
+
+if TYPE_CHECKING:
+    from tapelint.diagnostics import Diagnostic
 
 
 @dataclass(frozen=True)
@@ -43,23 +37,56 @@ class Rendering:
         return Style(self.color)
 
 
-FORMATS: dict[str, Callable[[Sequence[Diagnostic], Rendering], str]] = {
-    "concise": lambda found, how: concise.render(found, unsafe=how.unsafe, style=how.style),
-    "full": lambda found, how: full.render(
-        found, unsafe=how.unsafe, sources=how.sources, style=how.style
+Renderer = Callable[[Sequence["Diagnostic"], Rendering], str]
+
+# Each format's module (in this package), and how it is called with a `Rendering`.
+_RENDERERS: dict[str, tuple[str, Callable[..., Renderer]]] = {
+    "concise": (
+        "concise",
+        lambda m: lambda found, how: m.render(found, unsafe=how.unsafe, style=how.style),
     ),
-    "grouped": lambda found, how: grouped.render(found, unsafe=how.unsafe, style=how.style),
-    "text": lambda found, how: text.render(found, style=how.style),
-    "json": lambda found, _: json.render(found),
-    "json-lines": lambda found, _: json.render_lines(found),
-    "sarif": lambda found, how: sarif.render(found, how.sources),
-    "github": lambda found, how: github.render(found, how.sources),
-    "gitlab": lambda found, how: gitlab.render(found, how.sources),
-    "azure": lambda found, how: azure.render(found, how.sources),
-    "junit": lambda found, _: junit.render(found),
-    "pylint": lambda found, how: pylint.render(found, how.sources),
-    "rdjson": lambda found, how: rdjson.render(found, how.sources),
+    "full": (
+        "full",
+        lambda m: (
+            lambda found, how: m.render(
+                found, unsafe=how.unsafe, sources=how.sources, style=how.style
+            )
+        ),
+    ),
+    "grouped": (
+        "grouped",
+        lambda m: lambda found, how: m.render(found, unsafe=how.unsafe, style=how.style),
+    ),
+    "text": ("text", lambda m: lambda found, how: m.render(found, style=how.style)),
+    "json": ("json", lambda m: lambda found, _: m.render(found)),
+    "json-lines": ("json", lambda m: lambda found, _: m.render_lines(found)),
+    "sarif": ("sarif", lambda m: lambda found, how: m.render(found, how.sources)),
+    "github": ("github", lambda m: lambda found, how: m.render(found, how.sources)),
+    "gitlab": ("gitlab", lambda m: lambda found, how: m.render(found, how.sources)),
+    "azure": ("azure", lambda m: lambda found, how: m.render(found, how.sources)),
+    "junit": ("junit", lambda m: lambda found, _: m.render(found)),
+    "pylint": ("pylint", lambda m: lambda found, how: m.render(found, how.sources)),
+    "rdjson": ("rdjson", lambda m: lambda found, how: m.render(found, how.sources)),
 }
+
+FORMAT_NAMES: tuple[str, ...] = tuple(_RENDERERS)
+
+
+class _Formats(Mapping[str, Renderer]):
+    """Format name -> renderer, importing the format's module on first lookup."""
+
+    def __getitem__(self, name: str) -> Renderer:
+        module, call = _RENDERERS[name]
+        return call(importlib.import_module(f"{__name__}.{module}"))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(FORMAT_NAMES)
+
+    def __len__(self) -> int:
+        return len(FORMAT_NAMES)
+
+
+FORMATS: Mapping[str, Renderer] = _Formats()
 
 # The formats for people: a summary line follows them (on stderr), and they may be coloured.
 HUMAN = frozenset({"concise", "full", "grouped", "text"})
