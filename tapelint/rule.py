@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,11 +15,13 @@ from tapelint.analysis import FileModel, TapeInstance
 from tapelint.analysis.project_model.summaries import Site
 from tapelint.diagnostics import Applicability, Severity
 
-# The documentation site (mkdocs.yml's `site_url`). Each rule's page there, `rules/CODE/`, is
+# The documentation site (mkdocs.yml's `site_url`, with no version path so that `mkdocs serve`
+# serves the same `rules/CODE/` addresses at http://127.0.0.1:8000/). Each rule's page there is
 # generated from the rule's docstring at build time (docs/gen_pages.py), so the page a link
-# opens says what `tapelint rule CODE` prints. SARIF's `helpUri` and the language server's
-# `codeDescription` link to it.
-DOCS_URL = "https://tapelint.readthedocs.io/en/latest/"
+# opens says what `tapelint rule CODE` prints. SARIF's `helpUri`, JSON's `url` and the language
+# server's `codeDescription` link to it. The site is not published yet: TAPELINT_DOCS_URL
+# points the links at a copy you serve or host (CONTRIBUTING.md, "The documentation site").
+DOCS_URL = os.environ.get("TAPELINT_DOCS_URL", "https://tapelint.readthedocs.io/").rstrip("/") + "/"
 
 
 @dataclass(frozen=True)
