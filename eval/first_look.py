@@ -32,7 +32,7 @@ from tapelint_eval.manifest import ManifestError, Repo, load_manifest
 from tapelint_eval.materialise import MaterialiseError, materialise
 from tapelint_eval.report import Counts, Report, build_report
 
-from tapelint.registry import all_rules
+from tapelint.linter.registry import all_rules
 
 HERE = Path(__file__).resolve().parent
 BATCHES = HERE / "first-look"

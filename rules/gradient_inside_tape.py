@@ -2,12 +2,12 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tapelint.analysis import FileModel, TapeCall, Tri
-from tapelint.analysis.file_model.expressions import argument_value, contains
-from tapelint.analysis.file_model.model import TapeInstance
-from tapelint.analysis.tape_life.higher_order import InBlockCost, in_block_cost
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, tape_label
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Finding, Rule, tape_label
+from tapelint.semantic import FileModel, TapeCall, Tri
+from tapelint.semantic.file_model.expressions import argument_value, contains
+from tapelint.semantic.file_model.model import TapeInstance
+from tapelint.semantic.tape_life.higher_order import InBlockCost, in_block_cost
 
 
 class GradientInsideTape(Rule):

@@ -2,27 +2,27 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tapelint.analysis import FileModel
-from tapelint.analysis.file_model.expressions import argument_value
-from tapelint.analysis.file_model.model import ApplyCall
-from tapelint.analysis.gradient_routes.gradients import (
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Finding, Rule, source_of, tape_label
+from tapelint.semantic import FileModel
+from tapelint.semantic.file_model.expressions import argument_value
+from tapelint.semantic.file_model.model import ApplyCall
+from tapelint.semantic.gradient_routes.gradients import (
     Pairing,
     applied_pairing,
     gradients_of,
     swapped_pairing,
 )
-from tapelint.analysis.gradient_routes.identity import (
+from tapelint.semantic.gradient_routes.identity import (
     TRAINABLE_LISTS,
     kept_in_sync,
     same_object_lists,
     variable_lists_differ,
 )
-from tapelint.analysis.gradient_routes.lengths import Layout, zip_layout
-from tapelint.analysis.gradient_routes.optimizers import gradient_applies
-from tapelint.analysis.keras.keras_objects import KerasObjects
-from tapelint.analysis.keras.keras_state import NonTrainableState
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of, tape_label
+from tapelint.semantic.gradient_routes.lengths import Layout, zip_layout
+from tapelint.semantic.gradient_routes.optimizers import gradient_applies
+from tapelint.semantic.keras.keras_objects import KerasObjects
+from tapelint.semantic.keras.keras_state import NonTrainableState
 
 # Gradients and variables zipped from lists of different lengths, or out of step
 # (`gradient_routes.lengths`): a part of the rule still in preview, reported only with

@@ -1,10 +1,10 @@
 from collections.abc import Iterator
 
-from tapelint.analysis import FileModel
-from tapelint.analysis.keras.keras_objects import KerasObjects, all_variables_in_sources
-from tapelint.analysis.keras.keras_state import NonTrainableState
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Finding, Rule, source_of
+from tapelint.semantic import FileModel
+from tapelint.semantic.keras.keras_objects import KerasObjects, all_variables_in_sources
+from tapelint.semantic.keras.keras_state import NonTrainableState
 
 
 class GradientWrtAllVariables(Rule):

@@ -1,10 +1,10 @@
 from collections.abc import Iterator
 
-from tapelint.analysis import FileModel, Tri
-from tapelint.analysis.flow.recording import target_recorded
-from tapelint.analysis.tape_life.inspection import only_inspected
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of, tape_label
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Finding, Rule, source_of, tape_label
+from tapelint.semantic import FileModel, Tri
+from tapelint.semantic.flow.recording import target_recorded
+from tapelint.semantic.tape_life.inspection import only_inspected
 
 _WHEN = {
     "after": "after the `with` block of `{tape}` ended",

@@ -1,10 +1,10 @@
 from collections.abc import Iterator
 
-from tapelint.analysis import FileModel
-from tapelint.analysis.keras.keras_calls import calls_without_training
-from tapelint.analysis.keras.keras_training import USES_TRAINING
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, tape_label
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Finding, Rule, tape_label
+from tapelint.semantic import FileModel
+from tapelint.semantic.keras.keras_calls import calls_without_training
+from tapelint.semantic.keras.keras_training import USES_TRAINING
 
 
 class MissingTrainingFlag(Rule):

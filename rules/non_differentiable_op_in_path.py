@@ -1,10 +1,10 @@
 from collections.abc import Iterator
 
-from tapelint.analysis import FileModel
-from tapelint.analysis.flow.differentiability import BREAK_REASONS, path_breaks
-from tapelint.analysis.tape_life.inspection import only_inspected
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of, tape_label
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Finding, Rule, source_of, tape_label
+from tapelint.semantic import FileModel
+from tapelint.semantic.flow.differentiability import BREAK_REASONS, path_breaks
+from tapelint.semantic.tape_life.inspection import only_inspected
 
 
 class NonDifferentiableOpInPath(Rule):

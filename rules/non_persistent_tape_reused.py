@@ -2,11 +2,11 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tapelint.analysis import FileModel
-from tapelint.analysis.project_model.summaries import Site
-from tapelint.analysis.tape_life.reuse import HelperReuse, reused_calls, reused_through_helpers
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, tape_label
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Finding, Rule, tape_label
+from tapelint.semantic import FileModel
+from tapelint.semantic.project_model.summaries import Site
+from tapelint.semantic.tape_life.reuse import HelperReuse, reused_calls, reused_through_helpers
 
 _HOW = {
     "sequence": "a second time, after an earlier call",

@@ -1,10 +1,10 @@
 from collections.abc import Iterator
 
-from tapelint.analysis import FileModel
-from tapelint.analysis.gradient_routes.helper_transforms import helper_transforms
-from tapelint.analysis.gradient_routes.transforms import unguarded_transforms
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of, tape_label
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Finding, Rule, source_of, tape_label
+from tapelint.semantic import FileModel
+from tapelint.semantic.gradient_routes.helper_transforms import helper_transforms
+from tapelint.semantic.gradient_routes.transforms import unguarded_transforms
 
 
 class NoneUnsafeGradientTransform(Rule):

@@ -2,12 +2,12 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tapelint.analysis import FileModel
-from tapelint.analysis.file_model.conversions import PREDICT_METHODS
-from tapelint.analysis.flow.dataflow import numpy_on_path
-from tapelint.analysis.tape_life.inspection import only_inspected
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of, tape_label
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Finding, Rule, source_of, tape_label
+from tapelint.semantic import FileModel
+from tapelint.semantic.file_model.conversions import PREDICT_METHODS
+from tapelint.semantic.flow.dataflow import numpy_on_path
+from tapelint.semantic.tape_life.inspection import only_inspected
 
 
 class NumpyInDifferentiablePath(Rule):

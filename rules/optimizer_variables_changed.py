@@ -1,9 +1,9 @@
 from collections.abc import Iterator
 
-from tapelint.analysis import FileModel
-from tapelint.analysis.training_state.optimizer_variables import NewVariables, new_variables
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Finding, Rule, source_of
+from tapelint.semantic import FileModel
+from tapelint.semantic.training_state.optimizer_variables import NewVariables, new_variables
 
 
 class OptimizerVariablesChanged(Rule):

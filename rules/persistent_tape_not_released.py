@@ -2,11 +2,11 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tapelint.analysis import FileModel
-from tapelint.analysis.tape_life.lifecycle import unreleased
-from tapelint.analysis.tape_life.significant_work import SignificantWork
-from tapelint.diagnostics import Applicability, Severity
-from tapelint.rule import Finding, FixIntent, NodeEdit, Rule, tape_label
+from tapelint.findings.diagnostics import Applicability, Severity
+from tapelint.findings.rule import Finding, FixIntent, NodeEdit, Rule, tape_label
+from tapelint.semantic import FileModel
+from tapelint.semantic.tape_life.lifecycle import unreleased
+from tapelint.semantic.tape_life.significant_work import SignificantWork
 
 _WHERE = {
     "notebook": "stays alive in the notebook's kernel after the last cell ran",

@@ -2,10 +2,10 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tapelint.analysis import FileModel
-from tapelint.analysis.training_state.trace_time import FrozenKind, FrozenValue, frozen_values
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Finding, Rule, source_of
+from tapelint.semantic import FileModel
+from tapelint.semantic.training_state.trace_time import FrozenKind, FrozenValue, frozen_values
 
 
 class PythonSideEffectInTfFunction(Rule):

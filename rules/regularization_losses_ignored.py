@@ -1,9 +1,9 @@
 from collections.abc import Iterator
 
-from tapelint.analysis import FileModel
-from tapelint.analysis.keras.losses_in_target import ignored_regularization
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of, tape_label
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Finding, Rule, source_of, tape_label
+from tapelint.semantic import FileModel
+from tapelint.semantic.keras.losses_in_target import ignored_regularization
 
 
 class RegularizationLossesIgnored(Rule):

@@ -1,15 +1,15 @@
 from collections.abc import Iterator
 
-from tapelint.analysis import FileModel
-from tapelint.analysis.calls.steps import StepIndex
-from tapelint.analysis.training_state.constructors import StateKind
-from tapelint.analysis.training_state.state_creation import (
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Finding, Rule, source_of
+from tapelint.semantic import FileModel
+from tapelint.semantic.calls.steps import StepIndex
+from tapelint.semantic.training_state.constructors import StateKind
+from tapelint.semantic.training_state.state_creation import (
     StateInStep,
     Where,
     state_created_per_step,
 )
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of
 
 _LOST = {
     StateKind.OPTIMIZER: "its slots and step count start over",

@@ -1,5 +1,5 @@
-from tapelint.diagnostics import Severity
-from tapelint.rule import Rule
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Rule
 
 
 class SyntaxErrorInFile(Rule):

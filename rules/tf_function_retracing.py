@@ -2,11 +2,11 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tapelint.analysis import FileModel
-from tapelint.analysis.calls.steps import StepIndex
-from tapelint.analysis.training_state.retracing import counter_arguments, creations_per_step
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Finding, Rule, source_of
+from tapelint.semantic import FileModel
+from tapelint.semantic.calls.steps import StepIndex
+from tapelint.semantic.training_state.retracing import counter_arguments, creations_per_step
 
 
 class TfFunctionRetracing(Rule):

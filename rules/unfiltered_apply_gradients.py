@@ -2,23 +2,23 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tapelint.analysis import FileModel
-from tapelint.analysis.calls.appliers import helper_applies
-from tapelint.analysis.file_model.model import ApplyCall, Scope
-from tapelint.analysis.file_model.test_code import is_test_code
-from tapelint.analysis.flow.differentiability import no_gradient_lost_silently
-from tapelint.analysis.gradient_routes.disconnection import discarded_output
-from tapelint.analysis.gradient_routes.gradients import (
+from tapelint.findings.diagnostics import Applicability, Severity
+from tapelint.findings.rule import Finding, FixIntent, NodeEdit, Rule, source_of, tape_label
+from tapelint.semantic import FileModel
+from tapelint.semantic.calls.appliers import helper_applies
+from tapelint.semantic.file_model.model import ApplyCall, Scope
+from tapelint.semantic.file_model.test_code import is_test_code
+from tapelint.semantic.flow.differentiability import no_gradient_lost_silently
+from tapelint.semantic.gradient_routes.disconnection import discarded_output
+from tapelint.semantic.gradient_routes.gradients import (
     GradientFlow,
     applied_gradients,
     applies_one_variable,
     gradients_of,
     handles_none,
 )
-from tapelint.analysis.gradient_routes.optimizers import gradient_applies
-from tapelint.analysis.project_model.names import dotted_name
-from tapelint.diagnostics import Applicability, Severity
-from tapelint.rule import Finding, FixIntent, NodeEdit, Rule, source_of, tape_label
+from tapelint.semantic.gradient_routes.optimizers import gradient_applies
+from tapelint.semantic.project_model.names import dotted_name
 
 
 class UnfilteredApplyGradients(Rule):

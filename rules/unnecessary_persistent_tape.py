@@ -2,15 +2,15 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tapelint.analysis import FileModel, TapeInstance, Tri
-from tapelint.analysis.file_model.model import is_recording
-from tapelint.analysis.tape_life.lifecycle import (
+from tapelint.findings.diagnostics import Applicability, Severity
+from tapelint.findings.rule import Finding, FixIntent, NodeEdit, Rule, tape_label
+from tapelint.semantic import FileModel, TapeInstance, Tri
+from tapelint.semantic.file_model.model import is_recording
+from tapelint.semantic.tape_life.lifecycle import (
     escapes,
     persistence_costs_nothing,
     serves_at_most_one_call,
 )
-from tapelint.diagnostics import Applicability, Severity
-from tapelint.rule import Finding, FixIntent, NodeEdit, Rule, tape_label
 
 
 class UnnecessaryPersistentTape(Rule):

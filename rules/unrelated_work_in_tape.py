@@ -2,10 +2,10 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from tapelint.analysis import FileModel
-from tapelint.analysis.tape_life.unrelated import unrelated_work
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of, tape_label
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Finding, Rule, source_of, tape_label
+from tapelint.semantic import FileModel
+from tapelint.semantic.tape_life.unrelated import unrelated_work
 
 
 class UnrelatedWorkInTape(Rule):

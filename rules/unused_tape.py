@@ -1,9 +1,9 @@
 from collections.abc import Iterator
 
-from tapelint.analysis import FileModel, Tri
-from tapelint.analysis.tape_life.unused import unused_tapes
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Finding, Rule, source_of
+from tapelint.semantic import FileModel, Tri
+from tapelint.semantic.tape_life.unused import unused_tapes
 
 
 class UnusedTape(Rule):

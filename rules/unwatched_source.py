@@ -1,11 +1,11 @@
 from collections.abc import Iterator
 
-from tapelint.analysis import FileModel
-from tapelint.analysis.flow.watching import unwatched_sources
-from tapelint.analysis.tape_life.inspection import never_read, only_inspected
-from tapelint.analysis.tape_life.late_watch import sources_watched_too_late
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, tape_label
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Finding, Rule, tape_label
+from tapelint.semantic import FileModel
+from tapelint.semantic.flow.watching import unwatched_sources
+from tapelint.semantic.tape_life.inspection import never_read, only_inspected
+from tapelint.semantic.tape_life.late_watch import sources_watched_too_late
 
 
 class UnwatchedSource(Rule):

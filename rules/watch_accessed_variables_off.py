@@ -1,11 +1,11 @@
 from collections.abc import Iterator
 
-from tapelint.analysis import FileModel
-from tapelint.analysis.file_model.expressions import call_argument
-from tapelint.analysis.flow.watching import never_watched_call
-from tapelint.analysis.tape_life.inspection import only_inspected
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, tape_label
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Finding, Rule, tape_label
+from tapelint.semantic import FileModel
+from tapelint.semantic.file_model.expressions import call_argument
+from tapelint.semantic.flow.watching import never_watched_call
+from tapelint.semantic.tape_life.inspection import only_inspected
 
 
 class WatchAccessedVariablesOff(Rule):

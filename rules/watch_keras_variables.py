@@ -1,10 +1,10 @@
 from collections.abc import Iterator
 
-from tapelint.analysis import FileModel, Tri
-from tapelint.analysis.flow.watching import watched_argument
-from tapelint.analysis.keras.keras_objects import KerasObjects, uses_legacy_keras
-from tapelint.diagnostics import Severity
-from tapelint.rule import Finding, Rule, source_of
+from tapelint.findings.diagnostics import Severity
+from tapelint.findings.rule import Finding, Rule, source_of
+from tapelint.semantic import FileModel, Tri
+from tapelint.semantic.flow.watching import watched_argument
+from tapelint.semantic.keras.keras_objects import KerasObjects, uses_legacy_keras
 
 
 class WatchKerasVariables(Rule):

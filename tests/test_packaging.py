@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tapelint.registry import all_rules
+from tapelint.linter.registry import all_rules
 from tapelint.validate.command import INSTALL_HINT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,7 +77,7 @@ def test_the_wheel_holds_every_rule_and_the_validator_site(dist: Path) -> None:
     assert f"{info}/licenses/LICENSE" in names
     entry_points = zipfile.ZipFile(wheel).read(f"{info}/entry_points.txt").decode()
     assert "tapelint = tapelint.cli:main" in entry_points
-    assert "TAP = tapelint.flake8_plugin:TapelintChecker" in entry_points
+    assert "TAP = tapelint.integrations.flake8_plugin:TapelintChecker" in entry_points
 
 
 def test_the_sdist_holds_the_docs_the_changelog_and_what_the_tests_need(dist: Path) -> None:

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tapelint.progress import ProgressDisplay
+from tapelint.cli.progress import ProgressDisplay
 from tests.cli_helpers import LOSS_OUTSIDE, run_subprocess, write
 
 

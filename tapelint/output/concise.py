@@ -7,9 +7,9 @@ code of each finding that the enabled fixes can fix. A notebook diagnostic names
 
 from collections.abc import Sequence
 
-from tapelint.diagnostics import Diagnostic
-from tapelint.fixer import applicable
-from tapelint.messages import split
+from tapelint.findings.diagnostics import Diagnostic
+from tapelint.linter.fixer import applicable
+from tapelint.linter.messages import split
 from tapelint.output.text import location
 
 

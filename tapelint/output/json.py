@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from tapelint.diagnostics import Diagnostic, Edit, Fix, Related
+from tapelint.findings.diagnostics import Diagnostic, Edit, Fix, Related
 
 
 def render(diagnostics: Sequence[Diagnostic]) -> str:

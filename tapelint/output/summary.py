@@ -16,8 +16,8 @@ diff or the fixed source, so that a pipe or `> file` gets exactly those.
 
 from __future__ import annotations
 
-from tapelint.checking import Options, Report
-from tapelint.fixer import fixable_count
+from tapelint.linter.fixer import fixable_count
+from tapelint.run.per_file import Options, Report
 
 PASSED = "All checks passed!"
 

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tapelint.config import ConfigError, Settings, find_config, load_settings
-from tapelint.selection import SelectorError, validate
+from tapelint.settings.config import ConfigError, Settings, find_config, load_settings
+from tapelint.settings.selection import SelectorError, validate
 
 _SELECTOR_KEYS = {"select": "select", "extendSelect": "extend_select", "ignore": "ignore"}
 _FLAG_KEYS = {"preview": "preview", "unsafeFixes": "unsafe_fixes"}

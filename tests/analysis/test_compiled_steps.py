@@ -7,8 +7,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tapelint.analysis.calls.steps import StepIndex, under_condition
-from tapelint.analysis.training_state.retracing import counter_arguments, creations_per_step
+from tapelint.semantic.calls.steps import StepIndex, under_condition
+from tapelint.semantic.training_state.retracing import counter_arguments, creations_per_step
 from tests.analysis.helpers import code, model_of
 
 HEADER = "import tensorflow as tf\n"

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from tapelint.analysis.training_state.constructors import Constructors, StateKind
+from tapelint.semantic.training_state.constructors import Constructors, StateKind
 from tests.analysis.helpers import code, model_of
 
 

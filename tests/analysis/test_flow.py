@@ -2,8 +2,8 @@
 
 import pytest
 
-from tapelint.analysis import Tri
-from tapelint.analysis.tape_life.lifecycle import escapes, serves_at_most_one_call
+from tapelint.semantic import Tri
+from tapelint.semantic.tape_life.lifecycle import escapes, serves_at_most_one_call
 from tests.analysis.helpers import model_of
 
 HEADER = "import tensorflow as tf\n"

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from tapelint.analysis.training_state.graph_building import GraphBuilding
+from tapelint.semantic.training_state.graph_building import GraphBuilding
 from tests.analysis.helpers import code, model_of
 
 

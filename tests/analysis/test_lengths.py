@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tapelint.analysis.gradient_routes.gradients import applied_pairing
-from tapelint.analysis.gradient_routes.lengths import Count, Layout, zip_layout
+from tapelint.semantic.gradient_routes.gradients import applied_pairing
+from tapelint.semantic.gradient_routes.lengths import Count, Layout, zip_layout
 from tests.analysis.helpers import model_of
 
 PROLOGUE = """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tapelint.analysis.training_state.optimizer_variables import new_variables
+from tapelint.semantic.training_state.optimizer_variables import new_variables
 from tests.analysis.helpers import code, model_of
 
 MODELS = """

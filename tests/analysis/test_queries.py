@@ -2,10 +2,10 @@
 
 import pytest
 
-from tapelint.analysis import Tri
-from tapelint.analysis.flow.dataflow import numpy_on_path
-from tapelint.analysis.flow.recording import target_recorded
-from tapelint.analysis.gradient_routes.gradients import applied_gradients, handles_none
+from tapelint.semantic import Tri
+from tapelint.semantic.flow.dataflow import numpy_on_path
+from tapelint.semantic.flow.recording import target_recorded
+from tapelint.semantic.gradient_routes.gradients import applied_gradients, handles_none
 from tests.analysis.helpers import code, model_of
 
 HEADER = "import tensorflow as tf\nimport numpy as np\n"

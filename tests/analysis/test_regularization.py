@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tapelint.analysis.keras.keras_objects import KerasObjects
-from tapelint.analysis.keras.keras_regularization import RegularizationLosses
-from tapelint.analysis.keras.losses_in_target import ignored_regularization
+from tapelint.semantic.keras.keras_objects import KerasObjects
+from tapelint.semantic.keras.keras_regularization import RegularizationLosses
+from tapelint.semantic.keras.losses_in_target import ignored_regularization
 from tests.analysis.helpers import code, model_of
 
 HEADER = (

@@ -7,8 +7,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tapelint.analysis.calls.steps import StepIndex
-from tapelint.analysis.training_state.repetition import (
+from tapelint.semantic.calls.steps import StepIndex
+from tapelint.semantic.training_state.repetition import (
     Persistence,
     Repetitions,
     changes_trainability,

@@ -6,9 +6,9 @@ import textwrap
 
 import pytest
 
-from tapelint.analysis.calls.steps import StepIndex
-from tapelint.analysis.training_state.constructors import StateKind
-from tapelint.analysis.training_state.state_creation import Where, state_created_per_step
+from tapelint.semantic.calls.steps import StepIndex
+from tapelint.semantic.training_state.constructors import StateKind
+from tapelint.semantic.training_state.state_creation import Where, state_created_per_step
 from tests.analysis.helpers import code, model_of
 
 HEADER = "import tensorflow as tf\n"
