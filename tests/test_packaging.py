@@ -69,8 +69,8 @@ def test_the_wheel_holds_every_rule_and_the_validator_site(dist: Path) -> None:
     [wheel] = dist.glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for rule in all_rules():
-        module = sys.modules[rule.__module__].__file__
-        assert f"tapelint/rules/{Path(module).name}" in names, rule.code
+        module = Path(sys.modules[rule.__module__].__file__)
+        assert f"tapelint/rules/{module.parent.name}/{module.name}" in names, rule.code
     assert "tapelint/validate/site/sitecustomize.py" in names
     assert not any(name.startswith(("rules/", "tests/", "fixtures/")) for name in names)
     info = f"tapelint-{VERSION}.dist-info"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tapelint.rules.gradient_variable_mismatch import LENGTHS_IN_PREVIEW
+from tapelint.rules.updates.gradient_variable_mismatch import LENGTHS_IN_PREVIEW
 
 from tapelint.linter.engine import Linter
 from tapelint.linter.registry import all_rules, rule_by_code_or_name

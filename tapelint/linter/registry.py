@@ -1,4 +1,5 @@
-"""Finds the rules in `tapelint.rules` and looks them up by code or name."""
+"""Finds the rules in `tapelint.rules` (one module per rule, in one package per family) and
+looks them up by code or name."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ _NAME = re.compile(r"^[a-z]+(-[a-z]+)*$")
 def all_rules() -> tuple[type[Rule], ...]:
     found: dict[str, type[Rule]] = {}
     names: set[str] = set()
-    for info in pkgutil.iter_modules(rules_package.__path__):
-        module = importlib.import_module(f"{rules_package.__name__}.{info.name}")
+    for info in pkgutil.walk_packages(rules_package.__path__, f"{rules_package.__name__}."):
+        if info.ispkg or info.name.rpartition(".")[2].startswith("_"):
+            continue  # a family's package, or the private analysis of its rules
+        module = importlib.import_module(info.name)
         for _, obj in inspect.getmembers(module, inspect.isclass):
             if not issubclass(obj, Rule) or obj is Rule or obj.__module__ != module.__name__:
                 continue

@@ -8,10 +8,10 @@ import textwrap
 
 import libcst as cst
 import pytest
+from tapelint.rules.updates._helper_transforms import helper_transforms
 
 from tapelint.semantic import build_model
 from tapelint.semantic.gradient_routes.gradients import gradients_of
-from tapelint.semantic.gradient_routes.helper_transforms import helper_transforms
 from tapelint.semantic.gradient_routes.transforms import raw_list
 from tapelint.semantic.project_model.summaries import ProjectIndex
 from tapelint.semantic.summarising.function_summaries import summarize

@@ -9,6 +9,7 @@ import textwrap
 
 import libcst as cst
 import pytest
+from tapelint.rules.tape_life._lifecycle import serves_at_most_one_call
 
 from tapelint.semantic import Tri, build_model
 from tapelint.semantic.calls.handed_tapes import handed_tapes
@@ -22,7 +23,6 @@ from tapelint.semantic.project_model.summaries import (
     Site,
 )
 from tapelint.semantic.summarising.function_summaries import summarize
-from tapelint.semantic.tape_life.lifecycle import serves_at_most_one_call
 
 HEADER = "import tensorflow as tf\n"
 FORWARD = (

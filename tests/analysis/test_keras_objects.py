@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 import pytest
+from tapelint.rules.differentiable_path._keras_calls import calls_without_training
 
 from tapelint.linter.engine import Linter
 from tapelint.linter.registry import rule_by_code_or_name
 from tapelint.semantic import Tri
-from tapelint.semantic.keras.keras_calls import calls_without_training
 from tapelint.semantic.keras.keras_objects import How, KerasObjects
 from tapelint.semantic.project_model.summaries import (
     Built,

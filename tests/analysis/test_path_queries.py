@@ -2,6 +2,8 @@
 gradients are applied to, and per-gradient transforms."""
 
 import pytest
+from tapelint.rules.differentiable_path._keras_calls import calls_without_training
+from tapelint.rules.updates._identity import same_object_lists, variable_lists_differ
 
 from tapelint.semantic.file_model.expressions import argument_value
 from tapelint.semantic.flow.differentiability import path_breaks
@@ -10,9 +12,7 @@ from tapelint.semantic.gradient_routes.gradients import (
     gradients_of,
     swapped_pairing,
 )
-from tapelint.semantic.gradient_routes.identity import same_object_lists, variable_lists_differ
 from tapelint.semantic.gradient_routes.transforms import unguarded_transforms
-from tapelint.semantic.keras.keras_calls import calls_without_training
 from tests.analysis.helpers import code, model_of
 
 HEADER = "import tensorflow as tf\n"

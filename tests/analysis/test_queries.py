@@ -1,10 +1,10 @@
 """The questions rules ask: recorded targets, NumPy on the path, gradient flows."""
 
 import pytest
+from tapelint.rules.tape_life._recording import target_recorded
 
 from tapelint.semantic import Tri
 from tapelint.semantic.flow.dataflow import numpy_on_path
-from tapelint.semantic.flow.recording import target_recorded
 from tapelint.semantic.gradient_routes.gradients import applied_gradients, handles_none
 from tests.analysis.helpers import code, model_of
 

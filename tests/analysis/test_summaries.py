@@ -221,7 +221,8 @@ def test_a_nested_function_calls_the_method_of_its_enclosing_class():
     summary = summarize(model, "pkg/agent.py", lambda node: (1, 1, None, None))
     index = ProjectIndex([summary]).with_module(summary)
     model.index = index
-    from tapelint.semantic.calls.appliers import helper_applies
+    from tapelint.rules.updates._appliers import helper_applies
+
     from tapelint.semantic.gradient_routes.gradients import gradients_of
 
     [helper] = list(helper_applies(model))

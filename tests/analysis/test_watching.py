@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 import pytest
+from tapelint.rules.watching._late_watch import sources_watched_too_late
 
 from tapelint.semantic import Tri
 from tapelint.semantic.flow.watching import (
@@ -17,7 +18,6 @@ from tapelint.semantic.flow.watching import (
     watched_argument,
 )
 from tapelint.semantic.keras.keras_objects import KerasObjects, all_variables_in_sources
-from tapelint.semantic.tape_life.late_watch import sources_watched_too_late
 from tests.analysis.helpers import code, model_of
 
 HEADER = "import numpy as np\nimport tensorflow as tf\nimport keras\n"

@@ -1,5 +1,5 @@
 """Which parameters a function always asks for gradients: handed a non-persistent tape, such a
-function leaves it spent, and the caller's next gradient call on it raises (TAP105).
+function leaves it spent, and the caller's next gradient call on it raises.
 
 "Always" is meant strictly, because the fact makes a caller's call a gradient call: a
 `p.gradient(...)`, `p.jacobian(...)` or `p.batch_jacobian(...)` in a statement of the

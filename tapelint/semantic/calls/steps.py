@@ -1,4 +1,4 @@
-"""Compiled functions, training steps and training loops: the places TAP501/TAP502 ask about.
+"""Compiled functions, training steps and training loops: where a step runs again and again.
 
 - A *`tf.function`* is a function decorated with `tf.function` (any spelling the imports
   resolve to it), or the result of a `tf.function(f)` call.

@@ -19,5 +19,5 @@ everything else asks.
 - `ast_statements`: the whole file's `ast` statements that the model's nodes stand for
   (a statement's own lines, for questions the cut-down libcst tree cannot answer).
 - `call_starts`: where each call of the model starts in the whole file's text.
-- `test_code`: is a file or a function part of a test suite? (TAP401)
+- `test_code`: is a file or a function part of a test suite?
 """

@@ -13,8 +13,8 @@ evaluation loop (`def test(model, dataset)`), and Keras's own `test_step` and
 `test_on_batch` are evaluation steps, so neither is test code.
 
 Tests run a training step once to check that it runs, on models where every variable is
-connected by construction, so a rule that reports what *may* go wrong some day (TAP401's
-None gradients) asks for evidence there: see `disconnection`.
+connected by construction, so a rule that reports what *may* go wrong some day (a None
+gradient applied unfiltered) asks for evidence there (`tapelint.rules.updates`).
 """
 
 from __future__ import annotations

@@ -1,15 +1,13 @@
-"""How values flow inside a tape's block: what the tape watches, what derives from it, was
-the target recorded, and does it keep a differentiable path to its sources.
+"""How values flow inside a tape's block: what the tape watches, what derives from it, and
+does the target keep a differentiable path to its sources.
 
 - `watching`: is a source a plain tensor, did the tape watch it, what does a `watch` call
-  watch? (TAP201, TAP202, TAP204)
+  watch?
 - `dataflow`: which values derive from what a tape watches, and which NumPy calls lie on
-  the way to the target? (TAP301, TAP303)
-- `recording`: was a gradient target computed while its tape recorded? (TAP101)
+  the way to the target?
 - `source_values`: is a gradient source one value (a variable made by `tf.Variable` or by
-  a helper that only returns one, an attribute every assignment gives one)? (TAP401,
-  TAP403)
+  a helper that only returns one, an attribute every assignment gives one)?
 - `source_paths`: the other spellings of a gradient source (`parameters['W1']` for `W1`),
-  and the functions and functional models it is handed to, renamed there. (TAP401, TAP403)
-- `differentiability`: does the target keep a differentiable path to its sources? (TAP302)
+  and the functions and functional models it is handed to, renamed there.
+- `differentiability`: does the target keep a differentiable path to its sources?
 """

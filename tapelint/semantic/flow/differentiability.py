@@ -452,7 +452,7 @@ class _Walk:
             return max((self.reach(a) for a in arguments), default=Reach.CONST)
         if self._leaves_tensorflow(call, qualified):
             # NumPy, `float(t)`, `t.numpy()`: a value that depends on the source but carries no
-            # gradient (TAP301 reports the conversion itself).
+            # gradient (the conversion itself is a fact of its own: `model.numpy_calls`).
             operands = [self.reach(a) for a in arguments]
             if isinstance(func, cst.Attribute):
                 operands.append(self.reach(func.value))

@@ -9,7 +9,7 @@ renames it to the parameter it lands in (`parameters['W1']` becomes `params['W1'
 `def forward(X, params)`), so the function's returns can be walked for the same source.
 
 Used by `differentiability` only where counting a source as used can only make a rule
-more quiet (the "every source feeds the loss" evidence of TAP401 and TAP403).
+more quiet (the evidence that every source feeds the loss).
 """
 
 from __future__ import annotations

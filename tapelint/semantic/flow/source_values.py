@@ -1,7 +1,7 @@
 """Is a gradient source one value (one variable or tensor), not a list of them?
 
 With one source a None gradient cannot pass unnoticed (a Keras optimizer raises "No
-gradients provided for any variable"), so TAP401 and TAP403 need to know when a source
+gradients provided for any variable"), so it matters when a source
 written as a name or an attribute holds exactly one value. It does when every binding gives
 one:
 

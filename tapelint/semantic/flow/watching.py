@@ -347,7 +347,7 @@ def _same_reference(a: cst.BaseExpression, b: cst.BaseExpression) -> bool:
     return False
 
 
-# ---------------------------------------------------------------------- TAP201
+# ------------------------------------------------- sources the tape never watched
 @dataclass(frozen=True)
 class UnwatchedSource:
     source: cst.Name
@@ -397,7 +397,7 @@ def is_numpy_array(model: FileModel, name: cst.Name) -> bool:
     return bool(defs)
 
 
-# ---------------------------------------------------------------------- TAP202
+# ------------------------------------------- tapes that watch nothing by themselves
 def never_watched_call(model: FileModel, tape: TapeInstance) -> TapeCall | None:
     """For a tape created with `watch_accessed_variables=False`: a gradient call none of
     whose sources the tape can have watched (so every gradient it returns is None), unless

@@ -13,7 +13,8 @@ gradients or pass their argument through, and the library table's entries
 (`tf.clip_by_global_norm`, `tf.nest.flatten`, TF-Agents' `clip_gradient_norms`).
 
 A per-gradient comprehension (`[tf.clip_by_norm(g, 1.0) for g in grads]`) or a filter
-ends that path: TAP403 judges the transform, and a filter is None handling. A name bound
+ends that path: the transform is judged on its own (`transforms`), and a filter is None
+handling. A name bound
 on several paths is followed on each, so a transform or a filter on one branch leaves the
 raw list reaching the apply on the other. Anything else on a path (an unknown function, an
 attribute, a parameter) makes the flow `opaque`, and an opaque flow is never reported.
@@ -285,7 +286,8 @@ def _follow_comprehension(
     zip(grads, variables)]`, also when a test on the variable leaves some out) pass the
     gradients through, and with `elementwise` so does a transform of each gradient. A
     filter of None (`if g is not None`) or a transform ends the path with nothing raw on it:
-    the filter is None handling, and TAP403 judges the transform. Anything else is opaque."""
+    the filter is None handling, and the transform is judged on its own. Anything else is
+    opaque."""
     clause = comprehension.for_in
     if clause.inner_for_in is not None:
         flow.opaque = True
@@ -309,7 +311,7 @@ def _follow_comprehension(
         _follow(model, clause.iter, flow, walk)
     elif gradient is None:
         flow.opaque = True
-    # else: a transform of each gradient; TAP403 judges it, and nothing raw passes
+    # else: a transform of each gradient, judged on its own; nothing raw passes
 
 
 def _gradient_variable(comprehension: cst.ListComp | cst.GeneratorExp) -> str | None:

@@ -1,5 +1,5 @@
 """Which parameters of a function go through an op that raises on None, with no None guard:
-the fact a caller needs to know that handing raw gradients to the function raises (TAP403).
+the fact a caller needs to know that handing raw gradients to the function raises.
 
 Two shapes, judged as `transforms` judges a transform over a gradient list in place:
 

@@ -1,6 +1,6 @@
 """Which expressions are certainly Keras models or layers, how each was made, and which
-certainly hold Keras variables. The one place that knows Keras objects: TAP203, TAP204 and
-TAP303 all ask here.
+certainly hold Keras variables. The one place that knows Keras objects: every question
+about a model or a layer asks here.
 
 Keras 3 (what `tf.keras` is since TensorFlow 2.16) has its own `keras.Variable`, which is not
 a `tf.Variable`. Whether an object is a Keras object is decided from how it was made, never
@@ -72,7 +72,7 @@ VARIABLE_LISTS = frozenset(
         "weights",
     }
 )
-# What RULES.md's TAP203 calls "all variables": trainable and not.
+# A model's or layer's "all variables": trainable and not.
 _ALL_VARIABLES = frozenset({"variables", "weights"})
 # Variables that built-in Keras layers expose as attributes.
 _LAYER_VARIABLES = frozenset(

@@ -1,5 +1,5 @@
 """Does a Keras model or layer certainly have regularization losses, which `model.losses`
-lists and `fit` adds to the loss? (TAP304)
+lists and `fit` adds to the loss?
 
 Checked in Keras 3.15 (`model.losses` of each, built and called):
 

@@ -1,7 +1,8 @@
 """What a function does with gradients, as facts its callers can use: function summaries,
 the library table's entries, and the project index that resolves them.
 
-A summary speaks in the terms TAP401 uses. For each function and method of a module:
+A summary says what a function does with gradients and tapes, for its callers in other
+modules and cells. For each function and method of a module:
 
 - `returns`: what each part of its return value holds (the whole value, `"*"`, or the
   element `"0"`, `"1"`, ... of a returned tuple), as a `Flow`: the raw (possibly None)
@@ -14,20 +15,20 @@ A summary speaks in the terms TAP401 uses. For each function and method of a mod
 - `forwards`: each parameter handed, unfiltered, to another function's parameter;
 - `spends`: each parameter that the function asks for gradients (`p.gradient(...)`,
   `jacobian`, `batch_jacobian`) on every path through it, before it can return: handed a
-  non-persistent tape, it leaves the tape spent (TAP105);
+  non-persistent tape, it leaves the tape spent;
 - `transforms`: each parameter that goes, with no None guard, through an op that raises on
-  None (TAP403): the parameter itself (`def add_noise(g): return g + noise`, what
+  None: the parameter itself (`def add_noise(g): return g + noise`, what
   `tf.nest.map_structure(add_noise, grads)` calls with each gradient), or each of its
   elements (`def scale(grads): return [g * s for g in grads]`, what `scale(grads)` and
   `self.accumulate(grads)` run on each gradient), with the op's site;
 - `builds`: the Keras model or layer it returns on every path, built in its module
   (`def build_model(): return keras.Sequential([...])`), with the part of it that holds
   non-trainable variables, if one is known: a caller in another module then knows what
-  `model = build_model()` holds (TAP203, TAP402);
+  `model = build_model()` holds;
 - `hands_back`: each part of its return value that is, on every path, a tape it created
   and let go of only by returning it (`return out, tape`), with the tape's persistence:
   `out, tape = self._forward(x)` then binds a tape of the caller, whose `tape.gradient`
-  counts as a call on it (TAP105, TAP103, TAP401), while what the tape recorded stays in
+  counts as a call on it, while what the tape recorded stays in
   the helper, unseen by the caller.
 
 Unknown is never reported: a fact is only ever a definite path, and a function, callee or
@@ -621,7 +622,7 @@ class ProjectIndex:
 
     def transforms(self, qualified: str) -> tuple[Transformed, ...]:
         """What the function `qualified` runs, unguarded, on its parameters or on each of
-        their elements (TAP403); recorded as a question of its own (`TRANSFORMS_OF`), also
+        their elements; recorded as a question of its own (`TRANSFORMS_OF`), also
         for a name of the checked module: a method of its class may be a base class's, in
         a module that only this question makes the project read."""
         self.asked.add(TRANSFORMS_OF + qualified)

@@ -3,5 +3,5 @@ of the packages below, and which functions build Keras models.
 
 - `function_summaries`: a module's summaries, from its tape model alone.
 - `keras_builders`: which functions build a Keras model or layer, and what it holds, as a
-  fact of their summaries for callers in other modules. (TAP203, TAP402)
+  fact of their summaries for callers in other modules.
 """

@@ -1,4 +1,4 @@
-"""Which tapes does a function hand back to its callers? (TAP102, TAP103, TAP105, TAP401)
+"""Which tapes does a function hand back to its callers?
 
 `def _forward(x): with tf.GradientTape() as tape: ...; return out, tape` gives its caller a
 tape: `out, tape = self._forward(x)` and the caller's `tape.gradient(...)` asks it. The

@@ -1,6 +1,6 @@
 """Is a gradient in a notebook only looked at: printed, logged, displayed or asserted?
 
-The rules about missing gradients (TAP101, TAP201, TAP202, TAP301, TAP302) exist because a
+A missing gradient (a loss not recorded, a source not watched, a path cut) matters because a
 None gradient is silent: optimizers skip it, the training loop runs on, nothing says the
 variables never moved. A notebook that only prints or displays a gradient is not silent: the
 None is the cell's output, in front of the reader, and saved with the notebook. That is how
