@@ -14,9 +14,12 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from tapelint.findings.rule import Rule
 from tapelint.linter.registry import all_rules
+
+if TYPE_CHECKING:
+    from tapelint.findings.rule import Rule
 
 ALL = "ALL"
 _PREFIX = re.compile(r"^TAP\d{0,3}$")
