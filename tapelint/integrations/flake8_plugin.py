@@ -29,7 +29,8 @@ from tapelint.linter.registry import all_rules
 from tapelint.project.modules import MAIN, ModuleName
 from tapelint.run.runner import check_in_project
 from tapelint.run.workspace import Project
-from tapelint.settings.config import TEST_CODE_IGNORES, Settings
+from tapelint.settings.config import Settings
+from tapelint.settings.policies.test_code import TEST_CODE_IGNORES
 
 # What flake8 calls standard input.
 _STDIN_NAMES = ("stdin", "-")

@@ -45,10 +45,11 @@ from tapelint.semantic.calls.handed_tapes import handed_tapes
 from tapelint.semantic.file_model.ast_statements import AstStatements
 from tapelint.semantic.file_model.call_starts import CallStarts
 from tapelint.semantic.file_model.model import HandedTape
-from tapelint.semantic.file_model.test_code import in_test_definition, is_test_path
+from tapelint.semantic.file_model.test_code import in_test_definition
 from tapelint.semantic.project_model.summaries import ModuleSummary, ProjectIndex
 from tapelint.semantic.summarising.function_summaries import summarize
 from tapelint.settings.config import DEFAULT_MAX_FILE_SIZE
+from tapelint.settings.policies.test_code import is_test_path
 
 
 @dataclass(frozen=True)

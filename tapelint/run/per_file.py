@@ -34,9 +34,10 @@ from tapelint.linter.notebooks.notebook import analyze_notebook, fix_notebook
 from tapelint.project.modules import ModuleName
 from tapelint.run.add_noqa import annotate
 from tapelint.run.cache import ResultCache
-from tapelint.settings.config import DEFAULT_PER_FILE_IGNORES, TEST_CODE_IGNORES, Settings
+from tapelint.settings.config import Settings
 from tapelint.settings.globs import Globs, relative_posix
 from tapelint.settings.policies.lab_solutions import solution_bytes
+from tapelint.settings.policies.test_code import DEFAULT_PER_FILE_IGNORES, TEST_CODE_IGNORES
 from tapelint.settings.selection import rules_matching, select_rules
 from tapelint.sources.discovery import SourceFile, SourceKind, read_source
 

@@ -4,5 +4,6 @@ policies for code that is not the user's own training code.
 - `config`: the settings of a run, read from `pyproject.toml` or `tapelint.toml`.
 - `selection`: which rules a selector (`TAP1`, `loss-outside-tape`, `ALL`) stands for.
 - `globs`: path patterns (`exclude`, `per-file-ignores`), matched as ruff matches them.
-- `policies`: one module per default policy (stale copies, lab notebooks, exercise cells).
+- `policies`: one module per default policy (test code, vendored framework trees, stale
+  copies, lab notebooks, exercise cells).
 """

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tapelint.settings.policies.test_code import DEFAULT_PER_FILE_IGNORES
 from tapelint.settings.selection import SelectorError, validate
 
 # Like ruff's defaults: directories that never hold the project's own code.
@@ -38,49 +39,6 @@ DEFAULT_EXCLUDE = (
     "buck-out",
     # Jupyter's autosave copies: every notebook a second time.
     ".ipynb_checkpoints",
-)
-
-# Test code is not training code (in test files; while this default holds, also in tests kept in
-# other files: see `checking.Linters` and `analysis.test_code`). A test's tape records a few toy
-# values once, so the rules about what a tape or a compiled step costs (TAP102, TAP103, TAP104,
-# TAP106, TAP107, TAP501), and about how well a model trains (TAP203's None gradients of
-# non-trainable state, TAP303's training flag), have nothing worth a test author's time to say
-# there. The rules
-# about results that are wrong (TAP101, TAP105, TAP201, TAP301, TAP401 ...) still run in tests. The
-# patterns are pytest's and unittest's naming defaults, test-support modules (`test_util.py`,
-# `testing_utils.py`) and test directories (the same convention as
-# `analysis.test_code.is_test_path`). Like any `per-file-ignores`, setting the key replaces them
-# (`per-file-ignores = {}` checks tests like the rest), and `extend-per-file-ignores` on the command
-# line adds to them.
-TEST_CODE_IGNORES = (
-    "TAP102",
-    "TAP103",
-    "TAP104",
-    "TAP106",
-    "TAP107",
-    "TAP203",
-    "TAP303",
-    "TAP501",
-)
-DEFAULT_PER_FILE_IGNORES: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
-    (pattern, TEST_CODE_IGNORES)
-    for pattern in (
-        "test_*.py",
-        "*_test.py",
-        "*_tests.py",
-        "conftest.py",
-        "test_util.py",
-        "test_utils.py",
-        "testing_util.py",
-        "testing_utils.py",
-        "*_test_util.py",
-        "*_test_utils.py",
-        "test/",
-        "tests/",
-        "testing/",
-        "*_test/",
-        "*_tests/",
-    )
 )
 
 _SELECTOR_KEYS = ("select", "extend-select", "ignore", "unfixable")

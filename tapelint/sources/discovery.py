@@ -9,10 +9,7 @@ Rules of the walk:
   deciding as in git. For a path outside the project root, its own directory stands in for
   the root.
 - A copy of TensorFlow's or Keras's own source tree below the project root is skipped like
-  an excluded directory (`vendored_framework`): a project that carries one (a TinyML book's
-  examples ship inside a TensorFlow checkout) did not write it, and its tests exercise
-  gradient edge cases on purpose. The framework's own repository, whose package sits
-  directly in the root, is checked as any project.
+  an excluded directory (`tapelint.settings.policies.vendored_frameworks`).
 - An older copy of a file of the project (`training_BACKUP.py` beside `training.py`,
   `archive/models.py` under a package with its own `models.py`) is skipped too
   (`tapelint.settings.policies.stale_copies`): nothing runs it, and its findings repeat the
@@ -38,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from tapelint.settings.globs import Globs, gitignore_spec
 from tapelint.settings.policies.stale_copies import stale_copy
+from tapelint.settings.policies.vendored_frameworks import vendored_framework
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -261,28 +259,6 @@ class _Walker:
                 spec = gitignore_spec(lines) if lines else None
             self._gitignores[directory] = spec
         return self._gitignores[directory]
-
-
-# A TensorFlow source checkout's `tensorflow/` holds `python/` and the C++ and compiler
-# trees; Keras 3's `keras/` (and `tf_keras/`) holds `src/` with its layers.
-_FRAMEWORK_TREES = {
-    "tensorflow": ("python", ("core", "compiler", "lite", "cc")),
-    "keras": ("src", ("src/layers",)),
-    "tf_keras": ("src", ("src/layers",)),
-}
-
-
-def vendored_framework(directory: str) -> bool:
-    """Whether `directory` is the top package of TensorFlow's or Keras's own source tree
-    (`tensorflow/` with `python/` and `core/`, `keras/` with `src/layers/`): a framework
-    checkout, not code of the project that contains it."""
-    tree = _FRAMEWORK_TREES.get(os.path.basename(directory))
-    if tree is None:
-        return False
-    required, any_of = tree
-    return os.path.isdir(os.path.join(directory, required)) and any(
-        os.path.isdir(os.path.join(directory, part)) for part in any_of
-    )
 
 
 def _is_under(path: str, directory: str) -> bool:

@@ -6,7 +6,8 @@ import libcst as cst
 import pytest
 from tapelint.rules.updates._disconnection import discarded_output
 
-from tapelint.semantic.file_model.test_code import is_test_code, is_test_path
+from tapelint.semantic.file_model.test_code import is_test_code
+from tapelint.settings.policies.test_code import is_test_path
 from tests.analysis.helpers import code, model_of
 
 

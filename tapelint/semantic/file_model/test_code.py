@@ -26,17 +26,6 @@ import libcst as cst
 from tapelint.semantic.file_model.model import FileModel, Scope
 from tapelint.semantic.project_model.names import dotted_name
 
-_TEST_PATH = re.compile(
-    r"(?:^|/)(?:tests?|testing|[^/]*_tests?)/"
-    r"|(?:^|/)(?:test_[^/]*|[^/]*_tests?|conftest|(?:[^/]*_)?test(?:ing)?_utils?)\.py$"
-)
-
-
-def is_test_path(path: str) -> bool:
-    """Whether a file's path names a test module (`-` for stdin is not one)."""
-    return bool(_TEST_PATH.search(path.replace("\\", "/")))
-
-
 # `Test` then a capital, a digit or `_`: not `Tester`, `Testbed` or `TestimonyModel`.
 _CAPITALISED_TEST = re.compile(r"Test(?:[A-Z0-9_]|$)")
 _KERAS_EVALUATION = frozenset({"test_step", "test_on_batch", "test_function"})
@@ -59,7 +48,8 @@ def is_test_code(model: FileModel, scope: Scope) -> bool:
 
 def in_test_definition(model: FileModel, node: cst.CSTNode) -> bool:
     """Whether `node` lies inside a definition that is a test, in any file (a test module's
-    own code is matched by its path instead: `is_test_path`)."""
+    own code is matched by its path instead:
+    `tapelint.settings.policies.test_code.is_test_path`)."""
     path = model.statement_path(node) or ()
     return any(
         isinstance(stmt, cst.FunctionDef | cst.ClassDef) and is_test_definition(stmt)
