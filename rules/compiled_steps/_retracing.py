@@ -39,7 +39,6 @@ from dataclasses import dataclass
 from enum import Enum
 
 import libcst as cst
-from tapelint.rules.compiled_steps._sweeps import is_case_value, is_sweep
 
 from tapelint.semantic.calls.steps import (
     StepIndex,
@@ -61,6 +60,8 @@ from tapelint.semantic.file_model.model import (
     Scope,
 )
 from tapelint.semantic.project_model.names import dotted_name
+
+from ._sweeps import is_case_value, is_sweep
 
 _PYTHON_CONVERSIONS = frozenset({"int", "float", "str", "round", "abs", "bool"})
 _COUNTING_ITERABLES = {"range": (), "enumerate": (0,)}  # builtin -> index of the counter

@@ -48,16 +48,6 @@ from dataclasses import dataclass
 from enum import Enum
 
 import libcst as cst
-from tapelint.rules.compiled_steps._constructors import Constructors, StateKind, calls_inside
-from tapelint.rules.compiled_steps._graph_building import GraphBuilding
-from tapelint.rules.compiled_steps._repetition import (
-    Binding,
-    Operand,
-    Persistence,
-    Repetitions,
-    binding_of,
-    counts_passes,
-)
 
 from tapelint.semantic.calls.steps import (
     StepIndex,
@@ -68,6 +58,17 @@ from tapelint.semantic.calls.steps import (
 from tapelint.semantic.file_model.children import child_nodes
 from tapelint.semantic.file_model.model import CallSite, DefKind, FileModel, Scope
 from tapelint.semantic.keras.keras_objects import RUNNING_METHODS
+
+from ._constructors import Constructors, StateKind, calls_inside
+from ._graph_building import GraphBuilding
+from ._repetition import (
+    Binding,
+    Operand,
+    Persistence,
+    Repetitions,
+    binding_of,
+    counts_passes,
+)
 
 _COPY_METHODS = frozenset({"set_weights", "load_weights"})
 # Methods that build a model or layer (create its weights) when called.

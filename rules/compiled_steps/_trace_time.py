@@ -45,13 +45,6 @@ from dataclasses import dataclass
 from enum import Enum
 
 import libcst as cst
-from tapelint.rules.compiled_steps._graph_building import GraphBuilding
-from tapelint.rules.compiled_steps._retracing import (
-    counter_arguments,
-    creations_per_step,
-    varying_counter,
-)
-from tapelint.rules.compiled_steps._sweeps import is_case_value
 
 from tapelint.semantic.calls.steps import (
     StepIndex,
@@ -72,6 +65,14 @@ from tapelint.semantic.file_model.expressions import (
 from tapelint.semantic.file_model.model import CallSite, DefKind, FileModel, Scope
 from tapelint.semantic.file_model.test_code import is_test_code
 from tapelint.semantic.project_model.names import dotted_name
+
+from ._graph_building import GraphBuilding
+from ._retracing import (
+    counter_arguments,
+    creations_per_step,
+    varying_counter,
+)
+from ._sweeps import is_case_value
 
 _KERAS_STEPS = frozenset({"train_step", "test_step", "predict_step"})
 # What NumPy's and Python's random modules draw with (not `seed`, state or generators).

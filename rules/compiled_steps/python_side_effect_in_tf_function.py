@@ -1,11 +1,12 @@
 from collections.abc import Iterator
 
 import libcst as cst
-from tapelint.rules.compiled_steps._trace_time import FrozenKind, FrozenValue, frozen_values
 
 from tapelint.findings.diagnostics import Severity
 from tapelint.findings.rule import Finding, Rule, source_of
 from tapelint.semantic import FileModel
+
+from ._trace_time import FrozenKind, FrozenValue, frozen_values
 
 
 class PythonSideEffectInTfFunction(Rule):

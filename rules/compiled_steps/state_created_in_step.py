@@ -1,16 +1,16 @@
 from collections.abc import Iterator
 
-from tapelint.rules.compiled_steps._constructors import StateKind
-from tapelint.rules.compiled_steps._state_creation import (
-    StateInStep,
-    Where,
-    state_created_per_step,
-)
-
 from tapelint.findings.diagnostics import Severity
 from tapelint.findings.rule import Finding, Rule, source_of
 from tapelint.semantic import FileModel
 from tapelint.semantic.calls.steps import StepIndex
+
+from ._constructors import StateKind
+from ._state_creation import (
+    StateInStep,
+    Where,
+    state_created_per_step,
+)
 
 _LOST = {
     StateKind.OPTIMIZER: "its slots and step count start over",

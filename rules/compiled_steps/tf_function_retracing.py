@@ -1,12 +1,13 @@
 from collections.abc import Iterator
 
 import libcst as cst
-from tapelint.rules.compiled_steps._retracing import counter_arguments, creations_per_step
 
 from tapelint.findings.diagnostics import Severity
 from tapelint.findings.rule import Finding, Rule, source_of
 from tapelint.semantic import FileModel
 from tapelint.semantic.calls.steps import StepIndex
+
+from ._retracing import counter_arguments, creations_per_step
 
 
 class TfFunctionRetracing(Rule):

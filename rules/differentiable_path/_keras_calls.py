@@ -32,12 +32,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import libcst as cst
-from tapelint.rules.differentiable_path._trained import trained_by_tape
 
 from tapelint.semantic.file_model.model import FileModel, Scope, TapeInstance, is_recording
 from tapelint.semantic.keras.keras_objects import How, KerasObjects, Origins
 from tapelint.semantic.keras.keras_training import TrainingSensitivity, is_stateless_training_layer
 from tapelint.semantic.project_model.names import dotted_name
+
+from ._trained import trained_by_tape
 
 
 @dataclass(frozen=True)

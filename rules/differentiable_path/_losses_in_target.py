@@ -55,7 +55,6 @@ import re
 from dataclasses import dataclass
 
 import libcst as cst
-from tapelint.rules.differentiable_path._trained import Owners, trained_by_call
 
 from tapelint.semantic.calls.callees import arguments_passed, only_called_here
 from tapelint.semantic.file_model.children import child_nodes
@@ -64,6 +63,8 @@ from tapelint.semantic.file_model.model import Def, DefKind, FileModel, TapeCall
 from tapelint.semantic.keras.keras_objects import VARIABLE_LISTS, KerasObjects
 from tapelint.semantic.keras.keras_regularization import ADDED_LOSS, RegularizationLosses
 from tapelint.semantic.project_model.names import dotted_name
+
+from ._trained import Owners, trained_by_call
 
 # Names (of values, attributes, functions) that say they hold a penalty on the weights.
 _PENALTY_WORDS = re.compile(

@@ -1,11 +1,11 @@
 from collections.abc import Iterator
 
-from tapelint.rules.differentiable_path._keras_calls import calls_without_training
-
 from tapelint.findings.diagnostics import Severity
 from tapelint.findings.rule import Finding, Rule, tape_label
 from tapelint.semantic import FileModel
 from tapelint.semantic.keras.keras_training import USES_TRAINING
+
+from ._keras_calls import calls_without_training
 
 
 class MissingTrainingFlag(Rule):

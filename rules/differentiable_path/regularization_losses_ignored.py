@@ -1,10 +1,10 @@
 from collections.abc import Iterator
 
-from tapelint.rules.differentiable_path._losses_in_target import ignored_regularization
-
 from tapelint.findings.diagnostics import Severity
 from tapelint.findings.rule import Finding, Rule, source_of, tape_label
 from tapelint.semantic import FileModel
+
+from ._losses_in_target import ignored_regularization
 
 
 class RegularizationLossesIgnored(Rule):

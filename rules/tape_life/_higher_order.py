@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from weakref import WeakKeyDictionary
 
 import libcst as cst
-from tapelint.rules.tape_life._lifecycle import escapes
-from tapelint.rules.tape_life._reuse import precedes
 
 from tapelint.semantic.file_model.expressions import argument_value, computes, contains
 from tapelint.semantic.file_model.model import (
@@ -31,6 +29,9 @@ from tapelint.semantic.file_model.model import (
     is_recording,
 )
 from tapelint.semantic.flow.dataflow import target_definitions
+
+from ._lifecycle import escapes
+from ._reuse import precedes
 
 # Calls that take the gradients and leave nothing a tape could differentiate later:
 # applying them, accumulating them into variables (an assignment has no gradient), logging

@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import libcst as cst
-from tapelint.rules.tape_life._tape_handoffs import HandOff, tape_handoffs
 
 from tapelint.semantic.file_model.expressions import contains, holds, statements
 from tapelint.semantic.file_model.model import (
@@ -35,6 +34,8 @@ from tapelint.semantic.file_model.model import (
 )
 from tapelint.semantic.project_model.names import dotted_name
 from tapelint.semantic.project_model.summaries import Site
+
+from ._tape_handoffs import HandOff, tape_handoffs
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 import libcst as cst
-from tapelint.rules.tape_life._lifecycle import escapes
 
 from tapelint.semantic.file_model.children import child_nodes
 from tapelint.semantic.file_model.expressions import child_blocks, contains, names_in, statements
@@ -28,6 +27,8 @@ from tapelint.semantic.file_model.model import (
 )
 from tapelint.semantic.flow.dataflow import Watched
 from tapelint.semantic.project_model.names import is_numpy, is_tensorflow
+
+from ._lifecycle import escapes
 
 # TensorFlow calls that are not work worth moving: metadata, constants, identity, logging,
 # and constructors of state or control flow (other rules speak about those).

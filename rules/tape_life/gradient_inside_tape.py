@@ -1,13 +1,14 @@
 from collections.abc import Iterator
 
 import libcst as cst
-from tapelint.rules.tape_life._higher_order import InBlockCost, in_block_cost
 
 from tapelint.findings.diagnostics import Severity
 from tapelint.findings.rule import Finding, Rule, tape_label
 from tapelint.semantic import FileModel, TapeCall, Tri
 from tapelint.semantic.file_model.expressions import argument_value, contains
 from tapelint.semantic.file_model.model import TapeInstance
+
+from ._higher_order import InBlockCost, in_block_cost
 
 
 class GradientInsideTape(Rule):

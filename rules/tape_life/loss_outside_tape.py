@@ -1,11 +1,11 @@
 from collections.abc import Iterator
 
-from tapelint.rules.tape_life._recording import target_recorded
-
 from tapelint.findings.diagnostics import Severity
 from tapelint.findings.rule import Finding, Rule, source_of, tape_label
 from tapelint.semantic import FileModel, Tri
 from tapelint.semantic.tape_life.inspection import only_inspected
+
+from ._recording import target_recorded
 
 _WHEN = {
     "after": "after the `with` block of `{tape}` ended",

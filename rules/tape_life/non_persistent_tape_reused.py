@@ -1,12 +1,13 @@
 from collections.abc import Iterator
 
 import libcst as cst
-from tapelint.rules.tape_life._reuse import HelperReuse, reused_calls, reused_through_helpers
 
 from tapelint.findings.diagnostics import Severity
 from tapelint.findings.rule import Finding, Rule, tape_label
 from tapelint.semantic import FileModel
 from tapelint.semantic.project_model.summaries import Site
+
+from ._reuse import HelperReuse, reused_calls, reused_through_helpers
 
 _HOW = {
     "sequence": "a second time, after an earlier call",

@@ -1,12 +1,13 @@
 from collections.abc import Iterator
 
 import libcst as cst
-from tapelint.rules.tape_life._lifecycle import unreleased
 
 from tapelint.findings.diagnostics import Applicability, Severity
 from tapelint.findings.rule import Finding, FixIntent, NodeEdit, Rule, tape_label
 from tapelint.semantic import FileModel
 from tapelint.semantic.tape_life.significant_work import SignificantWork
+
+from ._lifecycle import unreleased
 
 _WHERE = {
     "notebook": "stays alive in the notebook's kernel after the last cell ran",

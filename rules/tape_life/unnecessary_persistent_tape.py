@@ -1,16 +1,17 @@
 from collections.abc import Iterator
 
 import libcst as cst
-from tapelint.rules.tape_life._lifecycle import (
-    escapes,
-    persistence_costs_nothing,
-    serves_at_most_one_call,
-)
 
 from tapelint.findings.diagnostics import Applicability, Severity
 from tapelint.findings.rule import Finding, FixIntent, NodeEdit, Rule, tape_label
 from tapelint.semantic import FileModel, TapeInstance, Tri
 from tapelint.semantic.file_model.model import is_recording
+
+from ._lifecycle import (
+    escapes,
+    persistence_costs_nothing,
+    serves_at_most_one_call,
+)
 
 
 class UnnecessaryPersistentTape(Rule):

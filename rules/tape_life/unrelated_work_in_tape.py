@@ -1,11 +1,12 @@
 from collections.abc import Iterator
 
 import libcst as cst
-from tapelint.rules.tape_life._unrelated import unrelated_work
 
 from tapelint.findings.diagnostics import Severity
 from tapelint.findings.rule import Finding, Rule, source_of, tape_label
 from tapelint.semantic import FileModel
+
+from ._unrelated import unrelated_work
 
 
 class UnrelatedWorkInTape(Rule):

@@ -1,10 +1,10 @@
 from collections.abc import Iterator
 
-from tapelint.rules.tape_life._unused import unused_tapes
-
 from tapelint.findings.diagnostics import Severity
 from tapelint.findings.rule import Finding, Rule, source_of
 from tapelint.semantic import FileModel, Tri
+
+from ._unused import unused_tapes
 
 
 class UnusedTape(Rule):

@@ -48,11 +48,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import libcst as cst
-from tapelint.rules.updates._identity import TRAINABLE_LISTS, object_identity
 
 from tapelint.semantic.file_model.expressions import argument_value
 from tapelint.semantic.file_model.model import Def, DefKind, FileModel, TapeCall
 from tapelint.semantic.flow.watching import names_rebound_elsewhere
+
+from ._identity import TRAINABLE_LISTS, object_identity
 
 _MAX_DEPTH = 8
 _LISTED = TRAINABLE_LISTS | {"variables", "weights"}

@@ -45,13 +45,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import libcst as cst
-from tapelint.rules.updates._identity import TRAINABLE_LISTS
 
 from tapelint.semantic.file_model.expressions import argument_for_parameter, every_name
 from tapelint.semantic.file_model.model import Def, DefKind, FileModel, Scope
 from tapelint.semantic.gradient_routes.gradients import applied_pairing
 from tapelint.semantic.gradient_routes.optimizers import gradient_applies
 from tapelint.semantic.keras.keras_objects import KerasObjects, uses_legacy_keras
+
+from ._identity import TRAINABLE_LISTS
 
 _KERAS3_NAMESPACES = ("keras.optimizers.", "tensorflow.optimizers.")
 # Statements around an update that may skip it: the update then does not certainly run.

@@ -1,13 +1,6 @@
 from collections.abc import Iterator
 
 import libcst as cst
-from tapelint.rules.updates._identity import (
-    TRAINABLE_LISTS,
-    kept_in_sync,
-    same_object_lists,
-    variable_lists_differ,
-)
-from tapelint.rules.updates._lengths import Layout, zip_layout
 
 from tapelint.findings.diagnostics import Severity
 from tapelint.findings.rule import Finding, Rule, source_of, tape_label
@@ -23,6 +16,14 @@ from tapelint.semantic.gradient_routes.gradients import (
 from tapelint.semantic.gradient_routes.optimizers import gradient_applies
 from tapelint.semantic.keras.keras_objects import KerasObjects
 from tapelint.semantic.keras.keras_state import NonTrainableState
+
+from ._identity import (
+    TRAINABLE_LISTS,
+    kept_in_sync,
+    same_object_lists,
+    variable_lists_differ,
+)
+from ._lengths import Layout, zip_layout
 
 # Gradients and variables zipped from lists of different lengths, or out of step
 # (`gradient_routes.lengths`): a part of the rule still in preview, reported only with

@@ -1,11 +1,11 @@
 from collections.abc import Iterator
 
-from tapelint.rules.updates._helper_transforms import helper_transforms
-
 from tapelint.findings.diagnostics import Severity
 from tapelint.findings.rule import Finding, Rule, source_of, tape_label
 from tapelint.semantic import FileModel
 from tapelint.semantic.gradient_routes.transforms import unguarded_transforms
+
+from ._helper_transforms import helper_transforms
 
 
 class NoneUnsafeGradientTransform(Rule):

@@ -1,10 +1,10 @@
 from collections.abc import Iterator
 
-from tapelint.rules.updates._optimizer_variables import NewVariables, new_variables
-
 from tapelint.findings.diagnostics import Severity
 from tapelint.findings.rule import Finding, Rule, source_of
 from tapelint.semantic import FileModel
+
+from ._optimizer_variables import NewVariables, new_variables
 
 
 class OptimizerVariablesChanged(Rule):

@@ -1,8 +1,6 @@
 from collections.abc import Iterator
 
 import libcst as cst
-from tapelint.rules.updates._appliers import helper_applies
-from tapelint.rules.updates._disconnection import discarded_output
 
 from tapelint.findings.diagnostics import Applicability, Severity
 from tapelint.findings.rule import Finding, FixIntent, NodeEdit, Rule, source_of, tape_label
@@ -19,6 +17,9 @@ from tapelint.semantic.gradient_routes.gradients import (
 )
 from tapelint.semantic.gradient_routes.optimizers import gradient_applies
 from tapelint.semantic.project_model.names import dotted_name
+
+from ._appliers import helper_applies
+from ._disconnection import discarded_output
 
 
 class UnfilteredApplyGradients(Rule):

@@ -1,12 +1,12 @@
 from collections.abc import Iterator
 
-from tapelint.rules.watching._late_watch import sources_watched_too_late
-
 from tapelint.findings.diagnostics import Severity
 from tapelint.findings.rule import Finding, Rule, tape_label
 from tapelint.semantic import FileModel
 from tapelint.semantic.flow.watching import unwatched_sources
 from tapelint.semantic.tape_life.inspection import never_read, only_inspected
+
+from ._late_watch import sources_watched_too_late
 
 
 class UnwatchedSource(Rule):
