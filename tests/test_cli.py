@@ -148,7 +148,7 @@ def test_json_output_shape_and_values(mixed):
     assert result.stderr == ""  # no summary in JSON mode
     loss, persistent = json.loads(result.stdout)
     keys = {"path", "line", "column", "end_line", "end_column", "code", "name", "severity"}
-    keys |= {"message", "fix", "related"}
+    keys |= {"message", "url", "fix", "related"}
     assert set(loss) == set(persistent) == keys
     assert loss == {
         "path": "a_loss.py",
@@ -160,6 +160,7 @@ def test_json_output_shape_and_values(mixed):
         "name": "loss-outside-tape",
         "severity": "error",
         "message": loss["message"],
+        "url": "https://tapelint.readthedocs.io/en/latest/rules/TAP101/",
         "fix": None,
         "related": [],
     }

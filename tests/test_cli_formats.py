@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -29,6 +30,8 @@ LOSS_PROBLEM = (
 LOSS_ADVICE = "compute it inside the tape's `with` block"
 ALL_RULES = ("--select", "ALL", "--preview")
 AS_JSON = ("--output-format", "json", "--no-cache")
+_COLOUR_VARIABLES = {"NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "TERM"}
+ANSI = "\x1b["
 
 
 @pytest.fixture
@@ -38,9 +41,9 @@ def two_files(project: Path) -> Path:
     return project
 
 
-def test_every_rule_message_is_a_problem_then_advice() -> None:
-    """Over every fixture, each finding of a rule (not of the engine) splits into a problem
-    and advice that together are the message; each such rule is seen at least once."""
+@pytest.fixture(scope="module")
+def fixture_findings() -> list[dict]:
+    """Every rule's findings over every fixture, as JSON (one run for the tests below)."""
     result = subprocess.run(
         [sys.executable, "-m", "tapelint", "check", "fixtures", *ALL_RULES, *AS_JSON],
         cwd=ROOT,
@@ -49,7 +52,13 @@ def test_every_rule_message_is_a_problem_then_advice() -> None:
         timeout=600,
         check=False,
     )
-    found = json.loads(result.stdout)
+    return json.loads(result.stdout)
+
+
+def test_every_rule_message_is_a_problem_then_advice(fixture_findings: list[dict]) -> None:
+    """Over every fixture, each finding of a rule (not of the engine) splits into a problem
+    and advice that together are the message; each such rule is seen at least once."""
+    found = fixture_findings
     seen = set()
     for item in found:
         diagnostic = Diagnostic(
@@ -172,15 +181,17 @@ def test_the_format_can_come_from_the_environment(two_files: Path, monkeypatch) 
     assert run_cli("check").stdout.startswith("a_loss.py:\n  8:12 TAP101 ")
 
 
-def _on_a_terminal(*args: str, cwd: Path) -> str:
-    """What `tapelint ARGS` prints to a terminal (a real pseudo-terminal as its stdout)."""
+def _on_a_terminal(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
+    """What `tapelint ARGS` prints to a terminal (a real pseudo-terminal as its stdout);
+    `env`: more environment variables (default: NO_COLOR, for the words alone)."""
     leader, follower = pty.openpty()
+    colour = {key: value for key, value in os.environ.items() if key not in _COLOUR_VARIABLES}
     process = subprocess.Popen(
         [sys.executable, "-m", "tapelint", *args],
         cwd=cwd,
         stdout=follower,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, "TAPELINT_NO_CACHE": "1"},
+        env={**colour, "TAPELINT_NO_CACHE": "1", **({"NO_COLOR": "1"} if env is None else env)},
     )
     os.close(follower)
     chunks = []
@@ -210,3 +221,85 @@ def test_concise_is_the_default_on_a_terminal_and_text_elsewhere(two_files: Path
         check=False,
     )
     assert piped.stdout.splitlines()[0] == f"a_loss.py:8:12: TAP101 {LOSS_PROBLEM}; {LOSS_ADVICE}"
+
+
+def test_rules_json_lists_every_rule(fixture_findings: list[dict]) -> None:
+    result = run_cli("rules", "--output-format", "json")
+    assert result.exit_code == 0
+    listed = json.loads(result.stdout)
+    assert [item["code"] for item in listed] == [rule.code for rule in all_rules()]
+    for item, rule in zip(listed, all_rules(), strict=True):
+        assert item == {
+            "code": rule.code,
+            "name": rule.name,
+            "severity": rule.severity.value,
+            "preview": rule.preview,
+            "fixable": rule.fixable,
+            "url": f"https://tapelint.readthedocs.io/en/latest/rules/{rule.code}/",
+            "summary": rule.summary(),
+        }
+    # `fixable` is what the rules do: exactly the rules whose findings over the fixtures
+    # come with a fix.
+    with_fixes = {item["code"] for item in fixture_findings if item["fix"] is not None}
+    assert with_fixes == {item["code"] for item in listed if item["fixable"]}
+    assert run_cli("rules").stdout.startswith("code ")  # the table stays the default
+
+
+# Colour (`--color`, NO_COLOR, FORCE_COLOR, CLICOLOR_FORCE; tapelint.output.style)
+
+
+def test_color_always_colours_the_formats_for_people(two_files: Path) -> None:
+    for output_format in ("concise", "full", "grouped", "text"):
+        plain = run_cli("check", "--output-format", output_format)
+        coloured = run_cli("check", "--output-format", output_format, "--color", "always")
+        assert ANSI not in plain.stdout + plain.stderr
+        assert ANSI in coloured.stdout and ANSI in coloured.stderr  # findings and summary
+        # The same words, only coloured.
+        assert click.unstyle(coloured.stdout) == plain.stdout
+        assert click.unstyle(coloured.stderr) == plain.stderr
+    concise = run_cli("check", "--output-format", "concise", "--color", "always").stdout
+    assert concise.splitlines()[0] == (
+        f"\x1b[1ma_loss.py\x1b[0m:8:12: \x1b[31m\x1b[1mTAP101\x1b[0m {LOSS_PROBLEM}"
+    )
+    fixable = run_cli("check", "--output-format", "concise", "--color", "always").stdout
+    assert "\x1b[33m\x1b[1mTAP103\x1b[0m \x1b[36m[*]\x1b[0m " in fixable  # a warning, fixable
+
+
+def test_color_never_colours_the_formats_for_programs(two_files: Path) -> None:
+    for output_format in ("json", "json-lines", "sarif", "github", "gitlab", "junit", "pylint"):
+        result = run_cli("check", "--output-format", output_format, "--color", "always")
+        assert ANSI not in result.stdout, output_format
+    assert json.loads(run_cli("check", "--output-format", "json", "--color", "always").stdout)
+
+
+def test_color_on_a_terminal_unless_turned_off(two_files: Path) -> None:
+    assert ANSI in _on_a_terminal("check", "-q", cwd=two_files, env={})
+    assert ANSI not in _on_a_terminal("check", "-q", "--color", "never", cwd=two_files, env={})
+    assert ANSI not in _on_a_terminal("check", "-q", cwd=two_files, env={"NO_COLOR": "1"})
+    assert ANSI not in _on_a_terminal("check", "-q", cwd=two_files, env={"TERM": "dumb"})
+    # NO_COLOR is the user's default; the command line's --color always wins over it.
+    forced = _on_a_terminal("check", "-q", "--color", "always", cwd=two_files)
+    assert ANSI in forced
+
+
+def _piped(*args: str, env: dict[str, str]) -> str:
+    colour = {key: value for key, value in os.environ.items() if key not in _COLOUR_VARIABLES}
+    result = subprocess.run(
+        [sys.executable, "-m", "tapelint", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**colour, **env},
+    )
+    return result.stdout + result.stderr
+
+
+def test_color_auto_through_a_pipe_is_plain_unless_forced(two_files: Path) -> None:
+    check = ("check", "--output-format", "concise")
+    assert ANSI not in _piped(*check, env={})
+    assert ANSI in _piped(*check, env={"FORCE_COLOR": "1"})
+    assert ANSI in _piped(*check, env={"CLICOLOR_FORCE": "1"})
+    assert ANSI not in _piped(*check, env={"CLICOLOR_FORCE": "0"})
+    assert ANSI not in _piped(*check, env={"FORCE_COLOR": ""})
+    assert ANSI not in _piped(*check, env={"FORCE_COLOR": "1", "NO_COLOR": "1"})

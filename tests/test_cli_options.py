@@ -180,3 +180,18 @@ def test_unfixable_in_the_config(project: Path) -> None:
     write(project, "pyproject.toml", '[tool.tapelint]\nunfixable = ["TAP1"]\n')
     assert run_cli("check", "--fix").exit_code == 1
     assert path.read_text() == PERSISTENT_ONCE
+
+
+def test_a_bad_output_format_names_the_environment_variable_only_when_it_came_from_there(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    given = run_cli("check", "--output-format", "gitlb", ".")
+    assert given.exit_code == 2
+    assert given.stderr.startswith("error: Invalid value for '--output-format': 'gitlb' is not")
+    monkeypatch.setenv("TAPELINT_OUTPUT_FORMAT", "gitlb")
+    from_env = run_cli("check", ".")
+    assert from_env.exit_code == 2
+    assert from_env.stderr.startswith(
+        "error: Invalid value for '--output-format' "
+        "(from the environment variable TAPELINT_OUTPUT_FORMAT): 'gitlb' is not"
+    )

@@ -68,7 +68,14 @@ def test_unknown_key_exits_2_naming_file_and_key(project):
     assert result.exit_code == 2
     assert result.stdout == ""
     (line,) = result.stderr.splitlines()
-    assert line.startswith(f"error: {config}: tool.tapelint.selct: unknown key; expected one of")
+    assert line == f"error: {config}: tool.tapelint.selct: unknown key; did you mean select?"
+
+
+def test_a_key_like_no_other_lists_the_keys(project):
+    pyproject(project, "[tool.tapelint]\nzzz = 1\n")
+    result = run_cli("check")
+    assert result.exit_code == 2
+    assert "tool.tapelint.zzz: unknown key; expected one of select, extend-select" in result.stderr
 
 
 def test_tool_table_in_a_plain_toml_gets_a_hint(project):

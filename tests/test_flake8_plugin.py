@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tapelint.integrations.flake8_plugin import TapelintChecker, _linter
+from tapelint.integrations.flake8_plugin import TapelintChecker, _linters, _settings
 from tapelint.linter.registry import all_rules
 from tests.cli_helpers import LOSS_OUTSIDE, UNFILTERED
 from tests.fixture_markers import FIXTURES
@@ -139,9 +139,9 @@ def test_standard_input_is_checked_with_the_given_name(bad_step: Path) -> None:
     assert "stdin:8:12: TAP101 " in result.stdout
 
 
-def test_the_plugin_runs_no_preview_rule_and_no_tool_rule() -> None:
+def test_the_plugin_runs_no_preview_rule_and_no_tool_rule(tmp_path: Path) -> None:
     expected = {r.code for r in all_rules() if not r.preview and not r.engine_reported}
-    assert _linter().codes == expected
+    assert _linters(_settings(tmp_path)).for_file(tmp_path / "train.py").codes == expected
     assert TapelintChecker.name == "tapelint"
 
 

@@ -76,7 +76,7 @@ def test_the_wheel_holds_every_rule_and_the_validator_site(dist: Path) -> None:
     info = f"tapelint-{VERSION}.dist-info"
     assert f"{info}/licenses/LICENSE" in names
     entry_points = zipfile.ZipFile(wheel).read(f"{info}/entry_points.txt").decode()
-    assert "tapelint = tapelint.cli:main" in entry_points
+    assert "tapelint = tapelint.__main__:main" in entry_points
     assert "TAP = tapelint.integrations.flake8_plugin:TapelintChecker" in entry_points
 
 

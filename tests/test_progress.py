@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
+
 from tapelint.cli.progress import ProgressDisplay
 from tests.cli_helpers import LOSS_OUTSIDE, run_subprocess, write
 
@@ -49,7 +51,8 @@ def test_on_a_terminal_the_bar_counts_files_on_stderr_and_is_erased(tmp_path: Pa
     assert code == 1
     assert "Checking" in stderr and "3/3" in stderr
     assert "\x1b[1A\r\x1b[2K" in stderr  # the finished bar is erased
-    assert stderr.rstrip().endswith("Found 3 problems in 3 files.")
+    # The summary line, coloured since stderr is a terminal (tapelint.output.style).
+    assert click.unstyle(stderr).rstrip().endswith("Found 3 problems in 3 files.")
     assert "Checking" not in stdout and len(stdout.splitlines()) == 3
 
 

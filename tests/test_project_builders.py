@@ -5,6 +5,7 @@ asks about, so `model = build_model()` imported from `models.py` is a known Kera
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from tapelint.linter.engine import Linter, ModuleContext
@@ -42,7 +43,7 @@ regressor = build_regressor()
 
 def step(x):
     with tf.GradientTape() as tape:
-        loss = tf.reduce_mean(classifier(x, training=True)) + tf.reduce_mean(regressor(x))
+        loss = tf.reduce_mean(classifier(x, training=True)) + tf.reduce_mean(regressor(x, training=True))
     return tape.gradient(loss, classifier.variables + regressor.variables)
 """
 
@@ -52,7 +53,8 @@ def test_possible_builders():
         b"import keras\ndef build(x):\n    return x\ndef  other (x): ...\nNORM = keras.layers.BatchNormalization\n"
         b"class A:\n    def method(self): ...\n    # def commented(): ...\n"
     )
-    assert possible_builders(text) == {"build", "other"}  # not a method, not indented
+    # Top-level functions and classes (what constructing one builds): not a method.
+    assert possible_builders(text) == {"A", "build", "other"}
     assert (
         possible_builders(b"import torch\ndef build(): ...\nfrom torch.nn import Dropout\n")
         == set()
@@ -72,9 +74,16 @@ def test_a_builder_is_summarized_with_what_it_refers_to():
     )
     summary = built_by(text, ModuleName("models"), "build")
     assert summary is not None
-    assert summary.builds == Built(
-        True, in_variables="BatchNormalization", in_weights="BatchNormalization"
+    normalised = Built(
+        True,
+        in_variables="BatchNormalization",
+        in_weights="BatchNormalization",
+        training_part="BatchNormalization",
     )
+    assert summary.builds == normalised
+    # Constructing the class builds an instance of it, with the same parts.
+    constructed = built_by(text, ModuleName("models"), "Net")
+    assert constructed is not None and constructed.builds == replace(normalised, of_class=True)
     assert built_by(text, ModuleName("models"), "unrelated") is None
     assert built_by("def build(:\n", ModuleName("models"), "build") is None
 

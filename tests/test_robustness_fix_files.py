@@ -1,16 +1,23 @@
 """Files keep what they are under `--fix` and `--add-noqa` (issue 20): owner, group,
-permission bits and hard links; read-only files are left alone with a message."""
+permission bits and hard links; read-only files are left alone with a message. A write
+that cannot complete (a file size limit, a full disk) leaves the old bytes, hard-linked
+files included, and says which file is unchanged (issue 30)."""
 
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
 
 from tapelint.linter.fixer import write_atomically
-from tests.cli_helpers import LOSS_OUTSIDE, PERSISTENT_ONCE, run_cli, write
+from tests.cli_helpers import LOSS_OUTSIDE, NOT_RELEASED, PERSISTENT_ONCE, run_cli, write
 
 # Another user's ids (nobody, nogroup), for files a root run fixes.
 OTHER_UID = OTHER_GID = 65534
@@ -93,8 +100,86 @@ def test_a_signal_during_a_write_waits_until_the_file_is_whole(project, monkeypa
     previous = signal.signal(signal.SIGTERM, handler)
     monkeypatch.setattr(os, "fsync", fsync_then_signal)
     try:
-        write_atomically(path, new)
+        write_atomically(path, new, expected=b"old = 1\n" * 1000)
     finally:
         signal.signal(signal.SIGTERM, previous)
     names = ["link.py", "train.py"] if links == 2 else ["train.py"]
     assert seen == [(new, names)]
+
+
+# ------------------------------------------------------------ writes that cannot complete
+# The file ends with code that a torn write would cut (issue 30: `EPOCHS = 1000000` became
+# `EPOCHS`); the padding makes it a few bytes short of the size limit the run gets.
+ENDING = "EPOCHS = 1000000\n"
+LIMIT = 12 * 1024
+
+
+def _padded(source: str) -> str:
+    padding = LIMIT - 4 - len(source) - len(ENDING)
+    lines = ["# " + "x" * 76 + "\n"] * (padding // 79)
+    text = source + "".join(lines)
+    return text + "#" * (LIMIT - 4 - len(text) - len(ENDING) - 1) + "\n" + ENDING
+
+
+def _limited(limit: int):
+    def apply() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+    return apply
+
+
+def _check_under_limit(project: Path, options: list[str], *prelude: str):
+    """`tapelint check` in a process whose files cannot grow past LIMIT bytes; `prelude`
+    is Python run in that process first."""
+    program = "\n".join([*prelude, "from tapelint.cli import main", "main()"])
+    return subprocess.run(
+        [sys.executable, "-c", program, "check", "--no-cache", *options, "train.py"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=_limited(LIMIT),
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        check=False,
+    )
+
+
+WRITES = {
+    "fix": (["--fix"], NOT_RELEASED, "fixes"),
+    "add-noqa": (["--add-noqa"], LOSS_OUTSIDE, "noqa comments"),
+}
+# A file system that cannot reserve space (posix_fallocate unsupported): the write itself
+# fails part-way and the old bytes must be put back.
+NO_RESERVATION = textwrap.dedent(
+    """\
+    import errno, os
+    def unsupported(fd, offset, length):
+        raise OSError(errno.EOPNOTSUPP, os.strerror(errno.EOPNOTSUPP))
+    os.posix_fallocate = unsupported
+    """
+)
+
+
+@pytest.mark.parametrize("reservation", [True, False], ids=["reserved", "no-reservation"])
+@pytest.mark.parametrize("links", [1, 2], ids=["replaced", "in-place"])
+@pytest.mark.parametrize("what", sorted(WRITES))
+def test_a_write_past_the_file_size_limit_leaves_the_file_whole_and_says_so(
+    project, what, links, reservation
+):
+    options, source, written = WRITES[what]
+    path = write(project, "train.py", _padded(source))
+    if links == 2:
+        os.link(path, project / "train.link")
+    before = path.read_bytes()
+    assert len(before) < LIMIT
+    result = _check_under_limit(project, options, *([] if reservation else [NO_RESERVATION]))
+    assert path.read_bytes() == before
+    assert result.returncode == 2, result.stderr
+    assert f"train.py: cannot write {written}: File too large; file left unchanged" in (
+        result.stderr
+    )
+    assert "DAMAGED" not in result.stderr
+    assert sorted(p.name for p in project.iterdir()) == sorted(
+        ["train.py"] + (["train.link"] if links == 2 else [])
+    )

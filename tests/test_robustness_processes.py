@@ -189,6 +189,6 @@ def test_workers_end_with_the_main_process_and_release_its_output(project, tmp_p
         process.wait(timeout=60)
     if signum == signal.SIGKILL:
         assert process.returncode == -signal.SIGKILL
-    else:  # as for Ctrl-C
-        assert process.returncode == 130
+    else:  # as for Ctrl-C, with the shell's status for the signal
+        assert process.returncode == 128 + signum
         assert "error: interrupted" in stderr

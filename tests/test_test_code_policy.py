@@ -82,6 +82,34 @@ def test_setting_per_file_ignores_replaces_the_default(tmp_path):
     assert _codes(tmp_path)["tests/test_grad.py"] == {"TAP102", "TAP201"}
 
 
+# The issue's repro: a test whose persistent tape over toy values answers one gradient call.
+TOY_TEST = """\
+import tensorflow as tf
+
+
+def test_gradient():
+    x = tf.Variable(1.0)
+    with tf.GradientTape(persistent=True) as tape:
+        y = x * x
+    assert tape.gradient(y, x) == 2.0
+"""
+
+
+def test_an_empty_per_file_ignores_checks_a_tests_toy_tape_like_other_code(tmp_path):
+    """`per-file-ignores = {}` turns off the test policy in the analysis too, not only the
+    ignores: a toy tape in a test (file or function) is reported as it is elsewhere."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_train.py").write_text(TOY_TEST)
+    (tmp_path / "train.py").write_text(TOY_TEST.replace("test_gradient", "check_gradient"))
+    (tmp_path / "lib.py").write_text(TOY_TEST)  # a pytest-style test kept beside the code
+    assert "tests/test_train.py" not in _codes(tmp_path)  # by default, quiet in tests
+    (tmp_path / "pyproject.toml").write_text("[tool.tapelint]\nper-file-ignores = {}\n")
+    codes = _codes(tmp_path)
+    assert codes["train.py"] == {"TAP102"}
+    assert codes["tests/test_train.py"] == {"TAP102"}
+    assert codes["lib.py"] == {"TAP102"}
+
+
 def test_the_default_is_what_settings_start_from(tmp_path):
     config = tmp_path / "pyproject.toml"
     config.write_text("[tool.tapelint]\npreview = false\n")

@@ -58,3 +58,33 @@ def load_manifest(path: Path) -> list[Repo]:
         seen.add(fields["name"])
         repos.append(Repo(**fields))
     return repos
+
+
+def load_repos_tsv(path: Path) -> list[Repo]:
+    """A miss list's manifest (`../shared/recall/repos.tsv`): a header `set`, `repo`, `commit`,
+    then one pinned repository a line; its set becomes the repository's `kind`."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise ManifestError(f"{path}: {error}") from error
+    if not lines or lines[0].split("\t") != ["set", "repo", "commit"]:
+        raise ManifestError(f"{path}: expected the header `set<TAB>repo<TAB>commit`")
+    repos: list[Repo] = []
+    seen: set[str] = set()
+    for number, text in enumerate(lines[1:], start=2):
+        if not text.strip():
+            continue
+        where = f"{path}:{number}"
+        fields = text.split("\t")
+        if len(fields) != 3:
+            raise ManifestError(f"{where}: expected three tab-separated fields")
+        group, name, commit = (field.strip() for field in fields)
+        if not _NAME.match(name):
+            raise ManifestError(f"{where}: the repository must be owner/name, got {name!r}")
+        if not _COMMIT.match(commit):
+            raise ManifestError(f"{where}: the commit must be 40 lowercase hex digits")
+        if name in seen:
+            raise ManifestError(f"{where}: {name} is listed twice")
+        seen.add(name)
+        repos.append(Repo(name=name, commit=commit, kind=group, why="a miss list's repository"))
+    return repos

@@ -354,9 +354,11 @@ def _keyword_is(call: cst.Call, name: str, default: str) -> bool:
 
 
 def _function_of(scope: Scope | None) -> cst.FunctionDef | None:
-    while scope is not None and not isinstance(scope.node, cst.FunctionDef):
+    while scope is not None:
+        if isinstance(scope.node, cst.FunctionDef):
+            return scope.node
         scope = scope.parent
-    return scope.node if scope is not None else None
+    return None
 
 
 def _is_zero(expr: cst.BaseExpression) -> bool:

@@ -313,9 +313,11 @@ def _names_and_attributes(nodes: Sequence[cst.CSTNode]) -> Iterator[cst.BaseExpr
 
 
 def _function_of(scope: Scope | None) -> cst.FunctionDef | None:
-    while scope is not None and not isinstance(scope.node, cst.FunctionDef):
+    while scope is not None:
+        if isinstance(scope.node, cst.FunctionDef):
+            return scope.node
         scope = scope.parent
-    return scope.node if scope is not None else None
+    return None
 
 
 def _function_name(scope: Scope | None) -> str | None:

@@ -302,7 +302,7 @@ class _Finder:
         """Inside output, an initial value, `tf.init_scope()`, or an `is None` guard."""
         if self.graphs.lifted(site):
             return True
-        for outer in self.model.calls_in(site.stmt) if site.stmt is not None else ():
+        for outer in self.model.calls_in(site.stmt):
             qualified = outer.qualified or dotted_name(outer.node.func) or ""
             if outer.node is site.node or not contains(outer.node, site.node):
                 continue
@@ -314,7 +314,7 @@ class _Finder:
 
     def _under_none_guard(self, site: CallSite) -> bool:
         stmt = site.stmt
-        while stmt is not None:
+        while True:
             parent = self.model.stmt_parent.get(stmt)
             if parent is None or isinstance(parent[0], cst.FunctionDef):
                 return False
@@ -322,7 +322,6 @@ class _Finder:
             if isinstance(owner, cst.If) and "None" in self.model.module.code_for_node(owner.test):
                 return True
             stmt = owner
-        return False
 
     def _helper_draw(
         self, site: CallSite, seen: set[cst.FunctionDef], depth: int = 0

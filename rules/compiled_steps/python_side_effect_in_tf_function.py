@@ -58,25 +58,58 @@ class PythonSideEffectInTfFunction(Rule):
 
     ## Example
     ```python
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow import keras
+
+    BATCH_SIZE = 32
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+    optimizer = keras.optimizers.SGD()
+
+
     @tf.function
     def train_step(x, y):
-        idx = np.random.permutation(batch_size)  # drawn once, at trace time
+        idx = np.random.permutation(BATCH_SIZE)  # drawn once, at trace time
         x, y = tf.gather(x, idx), tf.gather(y, idx)
-        ...
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
 
-    for x, y in dataset:
-        train_step(x, y)
+
+    def fit(dataset):
+        for x, y in dataset:
+            train_step(x, y)
     ```
 
     Use instead:
     ```python
+    import tensorflow as tf
+    from tensorflow import keras
+
+    BATCH_SIZE = 32
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+    optimizer = keras.optimizers.SGD()
     rng = tf.random.Generator.from_seed(0)
+
 
     @tf.function
     def train_step(x, y):
-        idx = tf.argsort(rng.uniform([batch_size]))  # a new draw on every call
+        idx = tf.argsort(rng.uniform([BATCH_SIZE]))  # a new draw on every call
         x, y = tf.gather(x, idx), tf.gather(y, idx)
-        ...
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(
+            [(g, v) for g, v in zip(grads, model.trainable_variables) if g is not None]
+        )
+
+
+    def fit(dataset):
+        for x, y in dataset:
+            train_step(x, y)
     ```
 
     And for a value the loop changes, pass it in as a tensor

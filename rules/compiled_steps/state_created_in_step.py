@@ -81,25 +81,43 @@ class StateCreatedInStep(Rule):
 
     ## Example
     ```python
-    for epoch in range(epochs):
-        optimizer = tf.keras.optimizers.Adam(1e-3 * 0.9**epoch)
-        for x, y in dataset:
-            with tf.GradientTape() as tape:
-                loss = loss_fn(y, model(x, training=True))
-            grads = tape.gradient(loss, model.trainable_variables)
-            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+
+
+    def fit(dataset, epochs):
+        for epoch in range(epochs):
+            optimizer = keras.optimizers.Adam(1e-3 * 0.9**epoch)
+            for x, y in dataset:
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x, training=True))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
     ```
 
     Use instead:
     ```python
-    optimizer = tf.keras.optimizers.Adam(1e-3)
-    for epoch in range(epochs):
-        optimizer.learning_rate = 1e-3 * 0.9**epoch
-        for x, y in dataset:
-            with tf.GradientTape() as tape:
-                loss = loss_fn(y, model(x, training=True))
-            grads = tape.gradient(loss, model.trainable_variables)
-            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+
+
+    def fit(dataset, epochs):
+        optimizer = keras.optimizers.Adam(1e-3)
+        for epoch in range(epochs):
+            optimizer.learning_rate = 1e-3 * 0.9**epoch
+            for x, y in dataset:
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x, training=True))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(
+                    [(g, v) for g, v in zip(grads, model.trainable_variables) if g is not None]
+                )
     ```
     """
 

@@ -43,30 +43,105 @@ class TfFunctionRetracing(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+    optimizer = keras.optimizers.SGD()
+
+
     @tf.function
     def train_step(x, y, epoch):
-        ...
+        warmup = tf.minimum(1.0, (epoch + 1) / 5)
+        with tf.GradientTape() as tape:
+            loss = warmup * loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
 
-    for epoch in range(epochs):
-        for x, y in dataset:
-            train_step(x, y, epoch)  # traced again for every epoch
+
+    def fit(dataset, epochs):
+        for epoch in range(epochs):
+            for x, y in dataset:
+                train_step(x, y, epoch)  # traced again for every epoch
     ```
 
-    Use instead:
+    and a function created in the loop:
     ```python
-    for epoch in range(epochs):
-        for x, y in dataset:
-            train_step(x, y, tf.constant(epoch))
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+    optimizer = keras.optimizers.SGD()
+
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+
+    def fit(dataset, epochs):
+        for epoch in range(epochs):
+            step = tf.function(train_step)  # a new function object, traced again
+            for x, y in dataset:
+                step(x, y)
     ```
 
-    And instead of creating the function in the loop:
+    Use instead: pass the value in as a tensor,
     ```python
-    for epoch in range(epochs):
-        step = tf.function(train_step)  # a new function object, traced again
-        for x, y in dataset:
-            step(x, y)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+    optimizer = keras.optimizers.SGD()
+
+
+    @tf.function
+    def train_step(x, y, epoch):
+        warmup = tf.minimum(1.0, (epoch + 1) / 5)
+        with tf.GradientTape() as tape:
+            loss = warmup * loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(
+            [(g, v) for g, v in zip(grads, model.trainable_variables) if g is not None]
+        )
+
+
+    def fit(dataset, epochs):
+        for epoch in range(epochs):
+            for x, y in dataset:
+                train_step(x, y, tf.constant(epoch, tf.float32))
     ```
-    create it once, before the loop: `step = tf.function(train_step)`.
+
+    and create the function once, before the loop:
+    ```python
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+    optimizer = keras.optimizers.SGD()
+
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(
+            [(g, v) for g, v in zip(grads, model.trainable_variables) if g is not None]
+        )
+
+
+    def fit(dataset, epochs):
+        step = tf.function(train_step)
+        for epoch in range(epochs):
+            for x, y in dataset:
+                step(x, y)
+    ```
     """
 
     code = "TAP501"

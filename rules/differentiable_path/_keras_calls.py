@@ -97,7 +97,7 @@ def _recorded_calls(
     searched: set[tuple[int, int]] = set()
     for use in list(model.uses_by_node.values()):
         tapes = tapes_by_scope.get(use.scope)
-        if not tapes or not isinstance(use.node, cst.Name) or use.stmt is None:
+        if not tapes or not isinstance(use.node, cst.Name):
             continue
         for tape in tapes:
             if not is_recording(use.ctx, tape) or (id(tape), id(use.stmt)) in searched:
@@ -140,7 +140,9 @@ def _root_name(func: cst.BaseExpression) -> cst.Name | None:
 
 def _is_stateless(origins: Origins) -> bool:
     """Every path made a built-in layer without variables that reads `training`."""
-    return bool(origins) and all(
+    if not origins:
+        return False
+    return all(
         origin.how is How.CONSTRUCTED
         and origin.keras_class is not None
         and origin.keras_class.startswith("keras.layers.")

@@ -336,7 +336,7 @@ class _Target:
             self._functions[function] = self._code_may_add(function, seen)
         return self._functions[function]
 
-    def _code_may_add(self, node: cst.CSTNode, seen: set[cst.CSTNode]) -> bool:
+    def _code_may_add(self, node: cst.FunctionDef | cst.Lambda, seen: set[cst.CSTNode]) -> bool:
         """Whether the code of a function (or lambda) of the file reads `losses`, weights,
         `self`, a penalty or the trained model by name, or calls a function of the file
         that does."""

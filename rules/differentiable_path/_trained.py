@@ -68,8 +68,12 @@ def _variable_owners(
         return _variable_owners(model, keras, expr.value, seen, whole_lists)
     if isinstance(expr, cst.Call):
         func = expr.func
-        builtin = isinstance(func, cst.Name) and not model.defs_of(func)
-        if builtin and func.value in ("list", "tuple") and len(expr.args) == 1:
+        if (
+            isinstance(func, cst.Name)
+            and not model.defs_of(func)
+            and func.value in ("list", "tuple")
+            and len(expr.args) == 1
+        ):
             return _variable_owners(model, keras, expr.args[0].value, seen, whole_lists)
         return {}
     if isinstance(expr, cst.Attribute):

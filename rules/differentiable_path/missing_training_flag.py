@@ -13,8 +13,9 @@ class MissingTrainingFlag(Rule):
     Checks for a Keras model or layer with dropout, batch normalisation or another part that
     reads `training`, called inside a tape's recording block without `training=`.
 
-    Reported only when this file shows both that the callee is a Keras model or layer and
-    that it computes something different in training, so that the flag changes what runs:
+    Reported only when the project shows both that the callee is a Keras model or layer and
+    that it computes something different in training, so that the flag changes what runs
+    (this file, or the module whose builder function or Keras subclass made it):
 
     - a built-in layer that reads `training`: `Dropout`, `SpatialDropout1D/2D/3D`,
       `GaussianDropout`, `GaussianNoise`, `AlphaDropout`, `BatchNormalization`,
@@ -28,7 +29,11 @@ class MissingTrainingFlag(Rule):
     - an instance of a class of this file (or `self` in one, or `self.encoder` assigned
       one) whose `__init__` or `build` creates such a part, or whose `call` takes
       `training` and decides something with it (`if training:`; handing it on as
-      `layer(x, training=training)` counts through what `layer` is). Keras hands the
+      `layer(x, training=training)` counts through what `layer` is), also a class or a
+    builder function that another module of the project defines and that module shows
+    to hold such a part (`self.generator = Generator(128)` imported from
+    `generator.py`); layer names bound by `from tensorflow.keras.layers import *` are
+    Keras layers. Keras hands the
       outer call's `training` on to the layers `call` uses even when `call` takes no
       `training` parameter, so those count too.
 
@@ -49,8 +54,9 @@ class MissingTrainingFlag(Rule):
     TypeError), and a call passing a flag of its own that says training
     (`net(x, is_training=True)`); a call
     that passes `training=` (also `training=False`), `**kwargs`, or a second positional
-    argument; a model passed in as a parameter, loaded, or built somewhere this file does not
-    show; a sub-model called with an explicit `training=` when a functional model was built
+    argument; a model passed in as a parameter (unless every caller in the file passes one
+    known model), loaded, or built from parts that no module it reaches shows; a
+    sub-model called with an explicit `training=` when a functional model was built
     (`base(inputs, training=False)` stays in inference mode whatever the outer call says);
     a `keras.applications` model with pretrained weights (the default `weights="imagenet"`),
     whose batch normalisation Keras' transfer-learning guide recommends keeping in inference
@@ -69,19 +75,42 @@ class MissingTrainingFlag(Rule):
 
     ## Example
     ```python
-    model = keras.Sequential([layers.Dense(256, activation="relu"), layers.Dropout(0.5),
-                              layers.Dense(10)])
+    import tensorflow as tf
+    from tensorflow import keras
 
-    with tf.GradientTape() as tape:
-        logits = model(x)
-        loss = loss_fn(y, logits)
+    model = keras.Sequential([
+        keras.layers.Dense(256, activation="relu"),
+        keras.layers.Dropout(0.5),
+        keras.layers.Dense(10),
+    ])
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x)
+            loss = loss_fn(y, logits)
+        return tape.gradient(loss, model.trainable_variables)
     ```
 
     Use instead:
     ```python
-    with tf.GradientTape() as tape:
-        logits = model(x, training=True)
-        loss = loss_fn(y, logits)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([
+        keras.layers.Dense(256, activation="relu"),
+        keras.layers.Dropout(0.5),
+        keras.layers.Dense(10),
+    ])
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss = loss_fn(y, logits)
+        return tape.gradient(loss, model.trainable_variables)
     ```
     """
 

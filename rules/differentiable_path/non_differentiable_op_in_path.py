@@ -31,17 +31,34 @@ class NonDifferentiableOpInPath(Rule):
 
     ## Example
     ```python
-    with tf.GradientTape() as tape:
-        logits = model(x, training=True)
-        pred = tf.cast(tf.argmax(logits, axis=-1), tf.float32)
-        loss = tf.reduce_mean(tf.square(pred - y))
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(10)])
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            pred = tf.cast(tf.argmax(logits, axis=-1), tf.float32)
+            loss = tf.reduce_mean(tf.square(pred - y))
+        return tape.gradient(loss, model.trainable_variables)
     ```
 
     Use instead:
     ```python
-    with tf.GradientTape() as tape:
-        logits = model(x, training=True)
-        loss = loss_fn(y, logits)  # a loss on the logits or probabilities
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(10)])
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss = loss_fn(y, logits)  # a loss on the logits or probabilities
+        return tape.gradient(loss, model.trainable_variables)
     ```
     """
 

@@ -38,16 +38,33 @@ class NumpyInDifferentiablePath(Rule):
 
     ## Example
     ```python
-    with tf.GradientTape() as tape:
-        pred = model(x, training=True)
-        loss = tf.reduce_mean(np.square(pred.numpy() - y))
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            pred = model(x, training=True)
+            loss = tf.reduce_mean(np.square(pred.numpy() - y))
+        return tape.gradient(loss, model.trainable_variables)
     ```
 
     Use instead:
     ```python
-    with tf.GradientTape() as tape:
-        pred = model(x, training=True)
-        loss = tf.reduce_mean(tf.square(pred - y))
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            pred = model(x, training=True)
+            loss = tf.reduce_mean(tf.square(pred - y))
+        return tape.gradient(loss, model.trainable_variables)
     ```
     """
 

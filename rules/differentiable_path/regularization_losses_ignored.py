@@ -52,23 +52,40 @@ class RegularizationLossesIgnored(Rule):
 
     ## Example
     ```python
-    model = keras.Sequential([
-        layers.Dense(64, activation="relu", kernel_regularizer=regularizers.l2(1e-4)),
-        layers.Dense(10),
-    ])
+    import tensorflow as tf
+    from tensorflow import keras
 
-    with tf.GradientTape() as tape:
-        logits = model(x, training=True)
-        loss = loss_fn(y, logits)
-    grads = tape.gradient(loss, model.trainable_variables)
+    model = keras.Sequential([
+        keras.layers.Dense(64, activation="relu", kernel_regularizer=keras.regularizers.l2(1e-4)),
+        keras.layers.Dense(10),
+    ])
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss = loss_fn(y, logits)
+        return tape.gradient(loss, model.trainable_variables)
     ```
 
     Use instead:
     ```python
-    with tf.GradientTape() as tape:
-        logits = model(x, training=True)
-        loss = loss_fn(y, logits) + tf.add_n(model.losses)
-    grads = tape.gradient(loss, model.trainable_variables)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([
+        keras.layers.Dense(64, activation="relu", kernel_regularizer=keras.regularizers.l2(1e-4)),
+        keras.layers.Dense(10),
+    ])
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            logits = model(x, training=True)
+            loss = loss_fn(y, logits) + tf.add_n(model.losses)
+        return tape.gradient(loss, model.trainable_variables)
     ```
     """
 

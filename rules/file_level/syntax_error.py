@@ -17,14 +17,30 @@ class SyntaxErrorInFile(Rule):
 
     ## Example
     ```python
-    with tf.GradientTape() as tape
-        loss = model(x)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+
+
+    def compute_gradients(x):
+        with tf.GradientTape() as tape
+            loss = tf.reduce_mean(model(x))
+        return tape.gradient(loss, model.trainable_variables)
     ```
 
     Use instead:
     ```python
-    with tf.GradientTape() as tape:
-        loss = model(x)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+
+
+    def compute_gradients(x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(model(x))
+        return tape.gradient(loss, model.trainable_variables)
     ```
     """
 

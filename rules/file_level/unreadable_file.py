@@ -14,10 +14,38 @@ class UnreadableFile(Rule):
     mention a gradient tape is skipped before it is decoded (a UTF-16 file, for instance).
 
     ## Example
-    A `train.py` saved as Latin-1 with a `é` in a comment and no `# -*- coding: latin-1 -*-`.
+    A `train.py` saved as Latin-1, with an `é` in a comment (the byte 0xE9, which is not UTF-8)
+    and no coding cookie:
+    ```python
+    # Author: Renée
+    import tensorflow as tf
+    from tensorflow import keras
 
-    Use instead:
-    Save the file as UTF-8, or declare its encoding with a coding cookie on line 1 or 2.
+    model = keras.Sequential([keras.layers.Dense(1)])
+
+
+    def compute_gradients(x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(model(x))
+        return tape.gradient(loss, model.trainable_variables)
+    ```
+
+    Use instead: save the file as UTF-8, or declare its encoding with a coding cookie on line 1
+    or 2:
+    ```python
+    # -*- coding: latin-1 -*-
+    # Author: Renée
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+
+
+    def compute_gradients(x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(model(x))
+        return tape.gradient(loss, model.trainable_variables)
+    ```
     """
 
     code = "TAP002"

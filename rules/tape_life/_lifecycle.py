@@ -18,6 +18,7 @@ from tapelint.semantic.file_model.model import (
     DefKind,
     FileModel,
     FrameKind,
+    Scope,
     TapeInstance,
     Tri,
     Use,
@@ -95,7 +96,7 @@ def lives_only_while_tracing(tape: TapeInstance) -> bool:
     """Whether the tape is created in a compiled body (a `tf.function`, a Keras `train_step`
     override, or a function nested in one): a trace-time object, gone once the graph is
     built, so what it holds never outlives a trace."""
-    scope = tape.scope
+    scope: Scope | None = tape.scope
     while scope is not None:
         if scope.is_compiled:
             return True
@@ -165,8 +166,6 @@ def unreleased(
     working = [u for u in uses if u.tape_role != "del"]
     last_stmt = working[-1].stmt if working else tape.stmt
     last_order = working[-1].order if working else tape.order
-    if last_stmt is None:
-        return None
     if _released_after(model, tape, uses, last_order, _innermost_loop(tape)):
         return None
     release = _release_point(model, tape, last_stmt)
@@ -195,7 +194,7 @@ def _unreleased_attribute(model: FileModel, tape: TapeInstance) -> Unreleased | 
     working = [u for u in uses if u.tape_role != "del"]
     last_stmt = working[-1].stmt if working else tape.stmt
     last_order = working[-1].order if working else tape.order
-    if last_stmt is None or _released_after(model, tape, uses, last_order, None):
+    if _released_after(model, tape, uses, last_order, None):
         return None
     return Unreleased(last_stmt, "attribute", _release_point(model, tape, last_stmt))
 

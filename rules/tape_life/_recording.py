@@ -182,11 +182,11 @@ def _binds_number(d: Def) -> bool:
 
 def _when(model: FileModel, where: TapeCall | Def, tape: TapeInstance) -> str:
     if tape.handed_back is not None:
-        before = where.stmt is not None and model.written_before(where.stmt, tape.stmt)
+        before = model.written_before(where.stmt, tape.stmt)
         return "before" if before else "handed"
     if any(f.kind is FrameKind.STOP and f.tape is tape for f in where.ctx):
         return "stopped"
-    if where.stmt is not None and tape.blocks:
+    if tape.blocks:
         # By the code's order: in a loop the walk's second pass re-enters the blocks, so
         # traversal orders do not say which side of a block a statement is on.
         if all(model.written_before(where.stmt, block) for block in tape.blocks):

@@ -144,8 +144,11 @@ def _run_again_by(tape: TapeInstance, handoff: HandOff) -> str | None:
 def _may_run_once(loop: cst.CSTNode) -> bool:
     """A loop that something in its body can end after one iteration, or that goes over a
     written-out one-element list or tuple."""
-    written_out = isinstance(loop, cst.For) and isinstance(loop.iter, (cst.List, cst.Tuple))
-    if written_out and len(loop.iter.elements) <= 1:
+    if (
+        isinstance(loop, cst.For)
+        and isinstance(loop.iter, (cst.List, cst.Tuple))
+        and len(loop.iter.elements) <= 1
+    ):
         return True
     if not isinstance(loop, (cst.For, cst.While)):
         return False  # a comprehension runs for every element
@@ -233,8 +236,11 @@ def _guarding_tests(model: FileModel, stmt: cst.CSTNode | None) -> list[str]:
         owner, block, _ = model.stmt_parent[current]
         if isinstance(owner, (cst.For, cst.While, cst.FunctionDef, cst.Module)):
             break
-        body = owner.body if isinstance(owner, cst.If) else None
-        if isinstance(body, cst.IndentedBlock) and block is body.body:
+        if (
+            isinstance(owner, cst.If)
+            and isinstance(owner.body, cst.IndentedBlock)
+            and block is owner.body.body
+        ):
             tests.insert(0, model.module.code_for_node(owner.test))
         current = owner
     return tests

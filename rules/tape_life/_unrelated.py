@@ -11,6 +11,7 @@ a call of any other function, or a name this analysis cannot resolve counts as d
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TypeGuard
 
 import libcst as cst
 
@@ -117,8 +118,6 @@ def _tied_to_loop(
         return False
     for name in names_in(value):
         for d in model.defs_of(name):
-            if d.stmt is None:
-                continue
             if any(d.stmt is loop or contains(loop, d.stmt) for loop in loops):
                 return True
     return False
@@ -324,7 +323,7 @@ def _is_check_or_metadata(qualified: str) -> bool:
     return qualified in _NOT_WORK or qualified.startswith(_CHECKS)
 
 
-def _is_op(qualified: str | None) -> bool:
+def _is_op(qualified: str | None) -> TypeGuard[str]:
     if qualified is None or qualified in _NOT_OPS:
         return False
     return is_tensorflow(qualified) or qualified.startswith(_KERAS_OPS)

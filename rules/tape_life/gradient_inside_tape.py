@@ -48,25 +48,47 @@ class GradientInsideTape(Rule):
 
     ## Example
     ```python
-    with tf.GradientTape() as tape:
-        tape.watch(x)
-        pred = model(x, training=True)
-        input_grads = tape.gradient(pred, x)
-        penalty = tf.reduce_mean(tf.square(input_grads))
-        loss = loss_fn(y, pred) + 0.1 * penalty
-    grads = tape.gradient(loss, model.trainable_variables)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+    optimizer = keras.optimizers.Adam()
+
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            pred = model(x, training=True)
+            input_grads = tape.gradient(pred, x)
+            penalty = tf.reduce_mean(tf.square(input_grads))
+            loss = loss_fn(y, pred) + 0.1 * penalty
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
     ```
 
     Use instead:
     ```python
-    with tf.GradientTape() as tape:
-        with tf.GradientTape() as input_tape:
-            input_tape.watch(x)
-            pred = model(x, training=True)
-        input_grads = input_tape.gradient(pred, x)
-        penalty = tf.reduce_mean(tf.square(input_grads))
-        loss = loss_fn(y, pred) + 0.1 * penalty
-    grads = tape.gradient(loss, model.trainable_variables)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+    optimizer = keras.optimizers.Adam()
+
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            with tf.GradientTape() as input_tape:
+                input_tape.watch(x)
+                pred = model(x, training=True)
+            input_grads = input_tape.gradient(pred, x)
+            penalty = tf.reduce_mean(tf.square(input_grads))
+            loss = loss_fn(y, pred) + 0.1 * penalty
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(
+            [(g, v) for g, v in zip(grads, model.trainable_variables) if g is not None]
+        )
     ```
     """
 

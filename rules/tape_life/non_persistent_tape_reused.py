@@ -38,19 +38,41 @@ class NonPersistentTapeReused(Rule):
 
     ## Example
     ```python
-    with tf.GradientTape() as tape:
-        gen_loss, disc_loss = losses(gen, disc, x)
-    gen_grads = tape.gradient(gen_loss, gen.trainable_variables)
-    disc_grads = tape.gradient(disc_loss, disc.trainable_variables)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    gen = keras.Sequential([keras.layers.Dense(4)])
+    disc = keras.Sequential([keras.layers.Dense(1)])
+
+
+    def gan_gradients(noise, real):
+        with tf.GradientTape() as tape:
+            fake_score = disc(gen(noise, training=True), training=True)
+            gen_loss = -tf.reduce_mean(fake_score)
+            disc_loss = tf.reduce_mean(fake_score) - tf.reduce_mean(disc(real, training=True))
+        gen_grads = tape.gradient(gen_loss, gen.trainable_variables)
+        disc_grads = tape.gradient(disc_loss, disc.trainable_variables)
+        return gen_grads, disc_grads
     ```
 
     Use instead, one tape per gradient (or `persistent=True` and `del tape` after the last
     call):
     ```python
-    with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
-        gen_loss, disc_loss = losses(gen, disc, x)
-    gen_grads = gen_tape.gradient(gen_loss, gen.trainable_variables)
-    disc_grads = disc_tape.gradient(disc_loss, disc.trainable_variables)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    gen = keras.Sequential([keras.layers.Dense(4)])
+    disc = keras.Sequential([keras.layers.Dense(1)])
+
+
+    def gan_gradients(noise, real):
+        with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
+            fake_score = disc(gen(noise, training=True), training=True)
+            gen_loss = -tf.reduce_mean(fake_score)
+            disc_loss = tf.reduce_mean(fake_score) - tf.reduce_mean(disc(real, training=True))
+        gen_grads = gen_tape.gradient(gen_loss, gen.trainable_variables)
+        disc_grads = disc_tape.gradient(disc_loss, disc.trainable_variables)
+        return gen_grads, disc_grads
     ```
     """
 

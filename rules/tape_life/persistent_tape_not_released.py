@@ -53,29 +53,50 @@ class PersistentTapeNotReleased(Rule):
 
     ## Example
     ```python
-    with tf.GradientTape(persistent=True) as tape:
-        pred = model(x, training=True)
-        mse = tf.reduce_mean(tf.square(pred - y))
-        mae = tf.reduce_mean(tf.abs(pred - y))
-    mse_grads = tape.gradient(mse, model.trainable_variables)
-    mae_grads = tape.gradient(mae, model.trainable_variables)
-    grads = [a + 0.5 * b for a, b in zip(mse_grads, mae_grads)]
-    optimizer.apply_gradients(zip(grads, model.trainable_variables))
-    val_pred = model(x_val, training=False)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    optimizer = keras.optimizers.Adam()
+
+
+    def train_step(x, y, x_val):
+        with tf.GradientTape(persistent=True) as tape:
+            pred = model(x, training=True)
+            mse = tf.reduce_mean(tf.square(pred - y))
+            mae = tf.reduce_mean(tf.abs(pred - y))
+        mse_grads = tape.gradient(mse, model.trainable_variables)
+        mae_grads = tape.gradient(mae, model.trainable_variables)
+        grads = [a + 0.5 * b for a, b in zip(mse_grads, mae_grads)]
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return model(x_val, training=False)
     ```
 
     Use instead:
     ```python
-    with tf.GradientTape(persistent=True) as tape:
-        pred = model(x, training=True)
-        mse = tf.reduce_mean(tf.square(pred - y))
-        mae = tf.reduce_mean(tf.abs(pred - y))
-    mse_grads = tape.gradient(mse, model.trainable_variables)
-    mae_grads = tape.gradient(mae, model.trainable_variables)
-    del tape
-    grads = [a + 0.5 * b for a, b in zip(mse_grads, mae_grads)]
-    optimizer.apply_gradients(zip(grads, model.trainable_variables))
-    val_pred = model(x_val, training=False)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    optimizer = keras.optimizers.Adam()
+
+
+    def train_step(x, y, x_val):
+        with tf.GradientTape(persistent=True) as tape:
+            pred = model(x, training=True)
+            mse = tf.reduce_mean(tf.square(pred - y))
+            mae = tf.reduce_mean(tf.abs(pred - y))
+        # A variable that misses a loss gets a zero gradient, never None.
+        mse_grads = tape.gradient(
+            mse, model.trainable_variables, unconnected_gradients=tf.UnconnectedGradients.ZERO
+        )
+        mae_grads = tape.gradient(
+            mae, model.trainable_variables, unconnected_gradients=tf.UnconnectedGradients.ZERO
+        )
+        del tape
+        grads = [a + 0.5 * b for a, b in zip(mse_grads, mae_grads)]
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return model(x_val, training=False)
     ```
 
     ## Fix safety
@@ -86,6 +107,7 @@ class PersistentTapeNotReleased(Rule):
     code = "TAP103"
     name = "persistent-tape-not-released"
     severity = Severity.WARNING
+    fixable = True
 
     def check(self, model: FileModel) -> Iterator[Finding]:
         work = SignificantWork(model)

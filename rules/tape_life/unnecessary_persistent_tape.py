@@ -45,16 +45,32 @@ class UnnecessaryPersistentTape(Rule):
 
     ## Example
     ```python
-    with tf.GradientTape(persistent=True) as tape:
-        loss = loss_fn(y, model(x, training=True))
-    grads = tape.gradient(loss, model.trainable_variables)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape(persistent=True) as tape:
+            loss = loss_fn(y, model(x, training=True))
+        return tape.gradient(loss, model.trainable_variables)
     ```
 
     Use instead:
     ```python
-    with tf.GradientTape() as tape:
-        loss = loss_fn(y, model(x, training=True))
-    grads = tape.gradient(loss, model.trainable_variables)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        return tape.gradient(loss, model.trainable_variables)
     ```
 
     ## Fix safety
@@ -67,6 +83,7 @@ class UnnecessaryPersistentTape(Rule):
     code = "TAP102"
     name = "unnecessary-persistent-tape"
     severity = Severity.WARNING
+    fixable = True
 
     def check(self, model: FileModel) -> Iterator[Finding]:
         for tape in model.tapes:

@@ -35,18 +35,34 @@ class UnrelatedWorkInTape(Rule):
 
     ## Example
     ```python
-    with tf.GradientTape() as tape:
-        images = tf.image.random_flip_left_right(images)
-        loss = loss_fn(labels, model(images, training=True))
-    grads = tape.gradient(loss, model.trainable_variables)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Flatten(), keras.layers.Dense(10)])
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+    def compute_gradients(images, labels):
+        with tf.GradientTape() as tape:
+            images = tf.image.random_flip_left_right(images)
+            loss = loss_fn(labels, model(images, training=True))
+        return tape.gradient(loss, model.trainable_variables)
     ```
 
     Use instead:
     ```python
-    images = tf.image.random_flip_left_right(images)
-    with tf.GradientTape() as tape:
-        loss = loss_fn(labels, model(images, training=True))
-    grads = tape.gradient(loss, model.trainable_variables)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Flatten(), keras.layers.Dense(10)])
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+
+    def compute_gradients(images, labels):
+        images = tf.image.random_flip_left_right(images)
+        with tf.GradientTape() as tape:
+            loss = loss_fn(labels, model(images, training=True))
+        return tape.gradient(loss, model.trainable_variables)
     ```
     """
 

@@ -42,6 +42,14 @@ class UnusedTape(Rule):
 
     ## Example
     ```python
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(10)])
+    loss_object = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    test_loss = keras.metrics.Mean()
+
+
     def test_step(images, labels):
         with tf.GradientTape() as tape:
             predictions = model(images, training=False)
@@ -51,6 +59,14 @@ class UnusedTape(Rule):
 
     Use instead:
     ```python
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(10)])
+    loss_object = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    test_loss = keras.metrics.Mean()
+
+
     def test_step(images, labels):
         predictions = model(images, training=False)
         loss = loss_object(labels, predictions)

@@ -82,8 +82,8 @@ def _handed(model: FileModel, index: ProjectIndex, site: CallSite) -> Iterator[H
     by_key = dict(raw)
     arguments = dict(keyed_arguments(site.node, callee))
     for transform in transforms:
-        argument = argument_for(summary.params, transform.param, arguments)
-        key = next((k for k, arg in arguments.items() if arg is argument), None)
+        handed = argument_for(summary.params, transform.param, arguments)
+        key = next((k for k, arg in arguments.items() if arg is handed), None)
         if key is not None and key in by_key:
             yield HelperTransform(site.node, site.node.func, by_key[key], transform.site)
             return

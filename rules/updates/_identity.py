@@ -153,7 +153,7 @@ def _object(model: FileModel, expr: cst.BaseExpression, depth: int) -> _Form | N
             return _object(model, value, depth + 1)
         return None
     if isinstance(expr, cst.Attribute):
-        root = expr
+        root: cst.BaseExpression = expr
         path: list[str] = []
         while isinstance(root, cst.Attribute):
             path.append(root.attr.value)

@@ -267,7 +267,7 @@ def _segments(model: FileModel, expr: cst.BaseExpression, depth: int) -> list[Se
         if owner is None:
             return None
         group = "trainable" if expr.attr.value in TRAINABLE_LISTS else "all"
-        identity = ("listed", group, owner)
+        identity: Hashable = ("listed", group, owner)
         return [Segment(identity, Count.of(identity))]
     if isinstance(expr, (cst.List, cst.Tuple)):
         found = []
@@ -289,9 +289,9 @@ def _segments(model: FileModel, expr: cst.BaseExpression, depth: int) -> list[Se
         d = _bound_once(model, expr)
         if d is None or d.value is None:
             return None
-        found = _segments(model, d.value, depth + 1)
-        if found is not None:
-            return found
+        segments = _segments(model, d.value, depth + 1)
+        if segments is not None:
+            return segments
         identity = ("list", d)
         return [Segment(identity, Count.of(identity))]
     return None

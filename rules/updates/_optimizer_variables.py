@@ -115,7 +115,7 @@ class _Facts:
             if pairing is None or not isinstance(func, cst.Attribute):
                 continue
             owner = self._owner(pairing.variables)
-            if owner is None or not isinstance(func.value, cst.Name) or apply.stmt is None:
+            if owner is None or not isinstance(func.value, cst.Name):
                 continue
             optimizer = self.only_def(func.value)
             if optimizer is not None and self._is_keras3_optimizer(optimizer):
@@ -181,7 +181,7 @@ class _Facts:
     ) -> Iterator[Update]:
         for site in self.model.calls:
             func = site.node.func
-            if not isinstance(func, cst.Name) or site.stmt is None:
+            if not isinstance(func, cst.Name):
                 continue
             made = self.model.defs_of(func)
             if len(made) != 1 or next(iter(made)).stmt is not function:
@@ -363,8 +363,8 @@ class _Facts:
                 first = other.stmt
         text = self.model.module.code_for_node(target)
         frozen = _built_frozen(self, target)
-        for stmt, other, value in settings:
-            if self.model.module.code_for_node(other) != text:
+        for stmt, setting, value in settings:
+            if self.model.module.code_for_node(setting) != text:
                 continue
             if value and stmt is not thawing and self.model.written_before(stmt, first):
                 return False
@@ -431,8 +431,8 @@ def _always_runs(model: FileModel, stmt: cst.CSTNode, around: cst.CSTNode) -> bo
     return not any(isinstance(s, _MAY_SKIP) for s in inner)
 
 
-def _inside(model: FileModel, stmt: cst.CSTNode | None, holder: cst.CSTNode) -> bool:
-    path = model.statement_path(stmt) if stmt is not None else None
+def _inside(model: FileModel, stmt: cst.CSTNode, holder: cst.CSTNode) -> bool:
+    path = model.statement_path(stmt)
     return path is not None and holder in path and path[-1] is not holder
 
 

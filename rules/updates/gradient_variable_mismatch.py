@@ -78,14 +78,38 @@ class GradientVariableMismatch(Rule):
 
     ## Example
     ```python
-    g_grads = g_tape.gradient(g_loss, generator.trainable_variables)
-    g_opt.apply_gradients(zip(g_grads, discriminator.trainable_variables))
+    import tensorflow as tf
+    from tensorflow import keras
+
+    generator = keras.Sequential([keras.layers.Dense(4)])
+    discriminator = keras.Sequential([keras.layers.Dense(1)])
+    g_opt = keras.optimizers.Adam()
+
+
+    def generator_step(noise):
+        with tf.GradientTape() as g_tape:
+            g_loss = -tf.reduce_mean(discriminator(generator(noise, training=True)))
+        g_grads = g_tape.gradient(g_loss, generator.trainable_variables)
+        g_opt.apply_gradients(zip(g_grads, discriminator.trainable_variables))
     ```
 
     Use instead:
     ```python
-    g_grads = g_tape.gradient(g_loss, generator.trainable_variables)
-    g_opt.apply_gradients(zip(g_grads, generator.trainable_variables))
+    import tensorflow as tf
+    from tensorflow import keras
+
+    generator = keras.Sequential([keras.layers.Dense(4)])
+    discriminator = keras.Sequential([keras.layers.Dense(1)])
+    g_opt = keras.optimizers.Adam()
+
+
+    def generator_step(noise):
+        with tf.GradientTape() as g_tape:
+            g_loss = -tf.reduce_mean(discriminator(generator(noise, training=True)))
+        g_grads = g_tape.gradient(g_loss, generator.trainable_variables)
+        g_opt.apply_gradients(
+            [(g, v) for g, v in zip(g_grads, generator.trainable_variables) if g is not None]
+        )
     ```
     """
 

@@ -11,18 +11,18 @@ from ._helper_transforms import helper_transforms
 class NoneUnsafeGradientTransform(Rule):
     """## What it does
     Checks for an op applied to each gradient of a list that comes straight from
-    `tape.gradient`, with no guard against `None`: in a comprehension
-    (`[tf.clip_by_norm(g, 5.0) for g in grads]`, `[g * scale for g in grads]`,
-    `[(tf.math.l2_normalize(g), v) for g, v in zip(grads, variables)]`), in a `for` loop over
-    the gradients, or in a lambda mapped over them (`tf.nest.map_structure(lambda g: g / n,
-    grads)`, `map(...)`). The report is at the op. Also behind your own functions, in this
-    file, another module of the project or an earlier notebook cell: the raw gradients
-    handed to a helper or method that runs such an op on each of them (`scale_all(grads,
-    0.5)`, `self.accumulate(grads)`), or a function mapped over them that runs one on its
-    parameter (`tf.nest.map_structure(add_noise, grads)`). The report is then at that call,
-    naming the function's op (a related location in JSON and SARIF). The gradients are
-    followed through `tf.cond` with lambda branches (`chosen = tf.cond(p, lambda: clipped,
-    lambda: grads)` is the raw list on one branch).
+    `tape.gradient`, with no guard against `None`: in a comprehension (`[tf.clip_by_norm(g, 5.0)
+    for g in grads]`, `[g * scale for g in grads]`, `[(tf.math.l2_normalize(g), v) for g, v in
+    zip(grads, variables)]`), in a `for` loop over the gradients (also through their index: `for
+    i in range(len(grads)): grads[i] = tf.clip_by_norm(grads[i], c)`), or in a lambda mapped
+    over them (`tf.nest.map_structure(lambda g: g / n, grads)`, `map(...)`). The report is at
+    the op. Also behind your own functions, in this file, another module of the project or an
+    earlier notebook cell: the raw gradients handed to a helper or method that runs such an op
+    on each of them (`scale_all(grads, 0.5)`, `self.accumulate(grads)`), or a function mapped
+    over them that runs one on its parameter (`tf.nest.map_structure(add_noise, grads)`). The
+    report is then at that call, naming the function's op (a related location in JSON and
+    SARIF). The gradients are followed through `tf.cond` with lambda branches (`chosen =
+    tf.cond(p, lambda: clipped, lambda: grads)` is the raw list on one branch).
 
     Not flagged: a guarded transform (`if g is not None` in the comprehension,
     `None if g is None else ...`, `if g is None: continue`, a check before it that raises or
@@ -43,18 +43,51 @@ class NoneUnsafeGradientTransform(Rule):
 
     ## Example
     ```python
-    grads = tape.gradient(loss, model.trainable_variables)
-    grads = [tf.clip_by_norm(g, 5.0) for g in grads]
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        return [tf.clip_by_norm(g, 5.0) for g in grads]
     ```
 
     Use instead:
     ```python
-    grads = tape.gradient(loss, model.trainable_variables)
-    grads = [None if g is None else tf.clip_by_norm(g, 5.0) for g in grads]
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        return [None if g is None else tf.clip_by_norm(g, 5.0) for g in grads]
     ```
+
     or clip by the global norm, which skips `None`:
     ```python
-    grads, _ = tf.clip_by_global_norm(grads, 5.0)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        grads, _ = tf.clip_by_global_norm(grads, 5.0)
+        return grads
     ```
     """
 

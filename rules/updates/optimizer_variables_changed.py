@@ -52,7 +52,24 @@ class OptimizerVariablesChanged(Rule):
 
     ## Example
     ```python
+    import keras
+    import tensorflow as tf
+
+    base = keras.applications.MobileNetV2(include_top=False, pooling="avg")
     base.trainable = False
+    model = keras.Sequential([base, keras.layers.Dense(10)])
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    images, labels = tf.random.normal((8, 224, 224, 3)), tf.zeros((8,), tf.int32)
+
+
+    def train(model, optimizer, epochs):
+        for _ in range(epochs):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(labels, model(images, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+
     optimizer = keras.optimizers.Adam(1e-3)
     train(model, optimizer, epochs=5)
     base.trainable = True
@@ -61,7 +78,26 @@ class OptimizerVariablesChanged(Rule):
 
     Use instead:
     ```python
+    import keras
+    import tensorflow as tf
+
+    base = keras.applications.MobileNetV2(include_top=False, pooling="avg")
     base.trainable = False
+    model = keras.Sequential([base, keras.layers.Dense(10)])
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    images, labels = tf.random.normal((8, 224, 224, 3)), tf.zeros((8,), tf.int32)
+
+
+    def train(model, optimizer, epochs):
+        for _ in range(epochs):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(labels, model(images, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(
+                [(g, v) for g, v in zip(grads, model.trainable_variables) if g is not None]
+            )
+
+
     train(model, keras.optimizers.Adam(1e-3), epochs=5)
     base.trainable = True
     train(model, keras.optimizers.Adam(1e-5), epochs=5)

@@ -32,7 +32,10 @@ class UnfilteredApplyGradients(Rule):
 
     "Straight" means through what repackages a list without looking at its entries: names,
     slices and indexing, unpacking, `list`, `+`, `zip` and written-out pairs, `tf.cond` whose
-    branches are lambdas (either branch's list may be the one applied), and functions
+    branches are lambdas (either branch's list may be the one applied), a dict or list the
+    gradients are stored in (`grads[key] = tape.gradient(...)`, `history.append(...)`) and
+    read back (`grads[key]`), a name bound raw on one branch and through an unknown call on
+    another (the raw branch is reported: unknown does not erase it), and functions
     that keep None entries (`tf.clip_by_global_norm`, `tf.nest.flatten`, TF-Agents'
     `clip_gradient_norms`, a helper of the project that passes its argument through).
     Handling means any of, before the apply and on every path to it: a filter or
@@ -68,20 +71,42 @@ class UnfilteredApplyGradients(Rule):
 
     ## Example
     ```python
-    grads = tape.gradient(loss, model.trainable_variables)
-    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+    optimizer = keras.optimizers.Adam()
+
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
     ```
 
     Use instead:
     ```python
-    grads = tape.gradient(loss, model.trainable_variables)
-    pairs = []
-    for grad, var in zip(grads, model.trainable_variables):
-        if grad is None:
-            tf.get_logger().warning("no gradient for %s", var.name)
-        else:
-            pairs.append((grad, var))
-    optimizer.apply_gradients(pairs)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+    optimizer = keras.optimizers.Adam()
+
+
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        pairs = []
+        for grad, var in zip(grads, model.trainable_variables):
+            if grad is None:
+                tf.get_logger().warning("no gradient for %s", var.name)
+            else:
+                pairs.append((grad, var))
+        optimizer.apply_gradients(pairs)
     ```
 
     ## Fix safety
@@ -95,6 +120,7 @@ class UnfilteredApplyGradients(Rule):
     code = "TAP401"
     name = "unfiltered-apply-gradients"
     severity = Severity.WARNING
+    fixable = True
     # A helper module that is handed the tape (`return tape.gradient(loss, vs)`) never
     # names `GradientTape`: its summary is what the caller's check needs.
     triggers = ("GradientTape", ".gradient(")
@@ -121,11 +147,11 @@ class UnfilteredApplyGradients(Rule):
             if not _reported(model, flow, helper.scope, helper.stmt):
                 continue
             chain = helper.chains[0]
-            apply = chain[-1]
+            last = chain[-1]
             yield Finding(
                 helper.node,
                 f"`{source_of(model, helper.node.func)}(...)` hands gradients straight from "
-                f"{_origin(model, flow)} to {apply.label} ({apply.where(model.path)}) without a "
+                f"{_origin(model, flow)} to {last.label} ({last.where(model.path)}) without a "
                 f"None check; "
                 f"{_ADVICE}",
                 related=(*flow.external, *chain),

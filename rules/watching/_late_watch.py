@@ -328,9 +328,7 @@ class _Paths:
         before the watch with no input the tape watched."""
         if not is_recording(d.ctx, self.tape):
             stopped = any(f.kind is FrameKind.STOP for f in d.ctx)
-            return (
-                not stopped and d.stmt is not None and self.model.written_before(d.stmt, self.block)
-            )
+            return not stopped and self.model.written_before(d.stmt, self.block)
         if d.order > self.watch.order or not _straight_line(d.ctx, self.tape):
             return False
         return d.value is not None and not self._connected(d.value, d.order)
@@ -359,8 +357,8 @@ class _Paths:
                 return _NONE
             if self.is_source(expr):
                 return _LOST
-            found = self.of_name(expr)
-            return _LOST if found == _LOST else (_NONE if not found else _UNKNOWN)
+            reached = self.of_name(expr)
+            return _LOST if reached == _LOST else (_NONE if not reached else _UNKNOWN)
         if isinstance(expr, (cst.BaseNumber, cst.SimpleString)):
             return _NONE
         if isinstance(expr, cst.Call):
@@ -543,10 +541,10 @@ class _OpHelpers:
         return False
 
     def _index(self, index: cst.BaseSlice, known: set[str]) -> bool:
-        if isinstance(index, cst.Index):
-            return self._op_value(index.value, known)
-        parts = (index.lower, index.upper, index.step)
-        return all(part is None or self._op_value(part, known) for part in parts)
+        if isinstance(index, cst.Slice):
+            parts = (index.lower, index.upper, index.step)
+            return all(part is None or self._op_value(part, known) for part in parts)
+        return isinstance(index, cst.Index) and self._op_value(index.value, known)
 
 
 def _is_number(expr: cst.BaseExpression) -> bool:

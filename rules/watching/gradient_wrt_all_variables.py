@@ -48,12 +48,40 @@ class GradientWrtAllVariables(Rule):
 
     ## Example
     ```python
-    grads = tape.gradient(loss, model.variables)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([
+        keras.layers.Dense(8),
+        keras.layers.BatchNormalization(),
+        keras.layers.Dense(1),
+    ])
+    loss_fn = keras.losses.MeanSquaredError()
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        return tape.gradient(loss, model.variables)
     ```
 
     Use instead:
     ```python
-    grads = tape.gradient(loss, model.trainable_variables)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([
+        keras.layers.Dense(8),
+        keras.layers.BatchNormalization(),
+        keras.layers.Dense(1),
+    ])
+    loss_fn = keras.losses.MeanSquaredError()
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        return tape.gradient(loss, model.trainable_variables)
     ```
 
     ## Fix safety

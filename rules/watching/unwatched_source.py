@@ -56,11 +56,17 @@ class UnwatchedSource(Rule):
 
     ## Example
     ```python
-    x = tf.random.normal((4, 3))
+    import tensorflow as tf
+    from tensorflow import keras
+
+    net = keras.Sequential([keras.layers.Dense(1)])
+
+    x = tf.random.normal((4, 1))
     with tf.GradientTape() as tape:
         y = tf.reduce_sum(x * x)
     grad_x = tape.gradient(y, x)
 
+    t = tf.zeros((4, 1))
     with tf.GradientTape() as tape:
         points = tf.concat([x, t], axis=1)
         tape.watch(x)
@@ -70,12 +76,18 @@ class UnwatchedSource(Rule):
 
     Use instead:
     ```python
-    x = tf.random.normal((4, 3))
+    import tensorflow as tf
+    from tensorflow import keras
+
+    net = keras.Sequential([keras.layers.Dense(1)])
+
+    x = tf.random.normal((4, 1))
     with tf.GradientTape() as tape:
         tape.watch(x)
         y = tf.reduce_sum(x * x)
     grad_x = tape.gradient(y, x)
 
+    t = tf.zeros((4, 1))
     with tf.GradientTape() as tape:
         tape.watch(x)
         points = tf.concat([x, t], axis=1)

@@ -40,18 +40,34 @@ class WatchAccessedVariablesOff(Rule):
 
     ## Example
     ```python
-    with tf.GradientTape(watch_accessed_variables=False) as tape:
-        pred = model(x, training=True)
-        loss = loss_fn(y, pred)
-    grads = tape.gradient(loss, model.trainable_variables)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape(watch_accessed_variables=False) as tape:
+            pred = model(x, training=True)
+            loss = loss_fn(y, pred)
+        return tape.gradient(loss, model.trainable_variables)
     ```
 
     Use instead:
     ```python
-    with tf.GradientTape() as tape:
-        pred = model(x, training=True)
-        loss = loss_fn(y, pred)
-    grads = tape.gradient(loss, model.trainable_variables)
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            pred = model(x, training=True)
+            loss = loss_fn(y, pred)
+        return tape.gradient(loss, model.trainable_variables)
     ```
     """
 

@@ -32,24 +32,51 @@ class WatchKerasVariables(Rule):
 
     ## Example
     ```python
-    with tf.GradientTape(watch_accessed_variables=False) as tape:
-        tape.watch(model.trainable_variables)
-        loss = loss_fn(y, model(x, training=True))
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch(model.trainable_variables)
+            loss = loss_fn(y, model(x, training=True))
+        return tape.gradient(loss, model.trainable_variables)
     ```
 
     Use instead (a tape watches the trainable variables it accesses by default):
     ```python
-    with tf.GradientTape() as tape:
-        loss = loss_fn(y, model(x, training=True))
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+
+
+    def compute_gradients(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, model(x, training=True))
+        return tape.gradient(loss, model.trainable_variables)
     ```
 
     or, to keep watching only these variables, watch their backing `tf.Variable`s (the model
     must be built by then: an unbuilt model has no variables yet, and the list is empty):
     ```python
-    model.build(x.shape)
-    with tf.GradientTape(watch_accessed_variables=False) as tape:
-        tape.watch([v.value for v in model.trainable_variables])
-        loss = loss_fn(y, model(x, training=True))
+    import tensorflow as tf
+    from tensorflow import keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    loss_fn = keras.losses.MeanSquaredError()
+
+
+    def compute_gradients(x, y):
+        model.build(x.shape)
+        with tf.GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch([v.value for v in model.trainable_variables])
+            loss = loss_fn(y, model(x, training=True))
+        return tape.gradient(loss, model.trainable_variables)
     ```
     """
 

@@ -17,6 +17,7 @@ makes a run that fixed something exit 1 even when nothing remains.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -29,25 +30,29 @@ from tapelint.cli.progress import ProgressDisplay
 from tapelint.output import FORMATS, HUMAN, Rendering
 from tapelint.output.fixes import render_fixable, render_fixed
 from tapelint.output.statistics import count_by_code, render_json, render_text
-from tapelint.output.summary import count, summary
+from tapelint.output.style import Style, wants_color
+from tapelint.output.summary import PASSED, count, summary
 from tapelint.output.text import render_marking_fixable
 from tapelint.run.runner import Options, Report, RunStats, run, run_stdin
-from tapelint.settings.config import Settings
+from tapelint.settings.config import ConfigError, Settings
+from tapelint.settings.resolution import SettingsResolver
 
 EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 
 
 @dataclass(frozen=True)
 class CheckRequest:
-    """What the command line asked for. `settings` loads the configuration, once a run
-    (a watched run sees an edited pyproject.toml); it raises click.ClickException."""
+    """What the command line asked for. `settings` gives the resolution of each file's
+    configuration, once a run (a watched run sees an edited pyproject.toml); it raises
+    click.ClickException."""
 
     paths: tuple[str, ...]
-    settings: Callable[[], Settings]
+    settings: Callable[[], SettingsResolver]
     reading_stdin: bool = False
     stdin_filename: str | None = None
     output_format: str = "text"
     output_file: Path | None = None
+    color: str = "auto"  # `--color`: auto, always or never (`tapelint.output.style`)
     exit_zero: bool = False
     exit_non_zero_on_fix: bool = False
     force_exclude: bool = False
@@ -87,12 +92,22 @@ def default_format() -> str:
 
 def run_check(request: CheckRequest) -> int:
     """Run the check, print its results, and return the exit status."""
-    settings = request.settings()
+    resolver = request.settings()
+    try:
+        return _run_check(request, resolver)
+    except ConfigError as error:  # the config of a file met on the way
+        raise click.ClickException(str(error)) from None
+
+
+def _run_check(request: CheckRequest, resolver: SettingsResolver) -> int:
+    settings = resolver.for_run()
     options = request.options(settings)
     fixed_source = None
     rendering = Rendering(unsafe=request.unsafe_fixes)
     if request.reading_stdin:
         data = sys.stdin.buffer.read()
+        if request.stdin_filename is not None:
+            settings = resolver.for_file(Path(request.stdin_filename))
         result = run_stdin(data, request.stdin_filename, settings, options)
         report, fixed_source = result.report, result.fixed_source
         # Every diagnostic is on the source read (as fixed, when fixed), not on the file.
@@ -101,7 +116,14 @@ def run_check(request: CheckRequest) -> int:
     else:
         stats = RunStats()
         with ProgressDisplay(enabled=not request.quiet) as progress:
-            report = run(request.paths or (".",), settings, options, progress, stats)
+            report = run(
+                request.paths or (".",),
+                settings,
+                options,
+                progress,
+                stats,
+                settings_for=resolver.for_file,
+            )
         if not stats.files and not report.errors:
             # As ruff warns: "All checks passed!" alone would hide a wrong path.
             report.warnings.append("no Python files or notebooks found under the given paths")
@@ -116,7 +138,12 @@ def run_check(request: CheckRequest) -> int:
     if request.output_format in HUMAN and not request.quiet:
         line = summary(report, options, fix_only=request.fix_only)
         if line:
-            click.echo(line, err=True)
+            painted = wants_color(request.color, sys.stderr)
+            style = Style(painted)
+            line = style.passed(line) if line == PASSED else style.found(line)
+            if report.skipped:  # skips by policy are never silent (`tapelint.sources.discovery`)
+                line += f" {report.skipped} skipped by policy (--show-files says why)."
+            click.echo(line, err=True, color=painted)
     return _exit_status(request, report)
 
 
@@ -135,19 +162,29 @@ def _print_results(
         sys.stdout.buffer.flush()
         findings_out = out if request.output_file is not None else sys.stderr
         if not request.fix_only:
+            rendering = _colored(rendering, request, findings_out)
             text = _render(report, request.output_format, request.statistics, rendering)
-            click.echo(text, nl=False, file=findings_out)
+            click.echo(text, nl=False, file=findings_out, color=rendering.color)
     elif request.diff:
         click.echo("".join(report.diffs), nl=False, file=out)
     elif not request.fix_only:
         marks = request.show_fixes and not fixing and request.output_format == "text"
+        rendering = _colored(rendering, request, out or sys.stdout)
         text = _render(report, request.output_format, request.statistics, rendering, marks)
-        click.echo(text, nl=False, file=out)
+        click.echo(text, nl=False, file=out, color=rendering.color)
     if request.show_fixes:
         # After the findings of a format for people; on stderr when stdout has other things.
         elsewhere = request.output_format not in HUMAN or request.diff or fixed_source is not None
         shown = _fixes_shown(report, options)
         click.echo(shown, nl=False, file=sys.stderr if elsewhere else out)
+
+
+def _colored(rendering: Rendering, request: CheckRequest, stream: TextIO | None) -> Rendering:
+    """`rendering`, coloured when the format is one for people and `--color` says so for
+    `stream`; the formats for programs are never coloured."""
+    if request.output_format not in HUMAN or request.statistics:
+        return rendering
+    return dataclasses.replace(rendering, color=wants_color(request.color, stream))
 
 
 def _exit_status(request: CheckRequest, report: Report) -> int:
@@ -207,7 +244,9 @@ def _render(
 ) -> str:
     if not statistics:
         if marks:
-            return render_marking_fixable(report.diagnostics, unsafe=rendering.unsafe)
+            return render_marking_fixable(
+                report.diagnostics, unsafe=rendering.unsafe, style=rendering.style
+            )
         return FORMATS[output_format](report.diagnostics, rendering)
     rows = count_by_code(report.diagnostics, unsafe=rendering.unsafe)
     return render_json(rows) if output_format == "json" else render_text(rows)

@@ -14,6 +14,7 @@ Output formats, their default and the summary line: `tapelint.output`,
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from typing import Any, NoReturn
 
 import click
 
+from tapelint import interrupts
 from tapelint.cli.check import (
     EXIT_CLEAN,
     EXIT_ERROR,
@@ -36,10 +38,11 @@ from tapelint.cli.watch import watch as watch_and_check
 from tapelint.findings.rule import Rule
 from tapelint.linter.registry import all_rules, rule_by_code_or_name
 from tapelint.output import FORMATS
-from tapelint.settings.config import ConfigError, Settings, find_config, load_settings
+from tapelint.output.rules_json import render as rules_json
+from tapelint.output.style import CHOICES as COLOR_CHOICES
+from tapelint.settings.config import ConfigError, Settings, parse_inline
+from tapelint.settings.resolution import ConfigSource, SettingsResolver
 from tapelint.settings.selection import SelectorError, close_matches, validate
-
-EXIT_INTERRUPTED = 130
 
 
 class _Group(click.Group):
@@ -56,13 +59,30 @@ class _Group(click.Group):
         except click.ClickException as error:
             print_error(error.format_message())
             status = EXIT_ERROR
-        except click.Abort:
+        except click.Abort:  # a KeyboardInterrupt: Ctrl-C, SIGTERM or SIGHUP
             print_error("interrupted")
-            status = EXIT_INTERRUPTED
+            status = interrupts.exit_status()
         except Exception as error:  # never a traceback
             print_error(f"internal error: {type(error).__name__}: {error}")
             status = EXIT_ERROR
         sys.exit(status)
+
+
+class _EnvOption(click.Option):
+    """An option that can come from an environment variable, whose errors name the variable
+    only when the value came from it (click names it whatever the value's origin)."""
+
+    def consume_value(self, ctx: click.Context, opts: Any) -> tuple[Any, Any]:
+        value, source = super().consume_value(ctx, opts)
+        ctx.meta[f"tapelint.parsing.slicer.{self.name}"] = source
+        return value, source
+
+    def get_error_hint(self, ctx: click.Context | None) -> str:
+        hint = click.Parameter.get_error_hint(self, ctx)
+        source = ctx.meta.get(f"tapelint.parsing.slicer.{self.name}") if ctx is not None else None
+        if source is click.core.ParameterSource.ENVIRONMENT and self.envvar is not None:
+            hint += f" (from the environment variable {self.envvar})"
+        return hint
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -77,6 +97,19 @@ def _split(values: Iterable[str]) -> list[str]:
 
 
 _SELECTORS = "Rule codes, code prefixes, rule names or ALL, comma-separated; repeatable."
+_CONFIG_OPTION = click.option(
+    "--config",
+    "config",
+    multiple=True,
+    metavar="FILE|TOML",
+    help="A config file for every file checked (a pyproject.toml, or a file with the settings "
+    "at its top level) instead of each file's closest one; or, when the value is no existing "
+    'file and reads as TOML, settings on top of the config (`--config "preview = true"`). '
+    "Repeatable: one file, any number of TOML settings.",
+)
+_ISOLATED_OPTION = click.option(
+    "--isolated", is_flag=True, help="Read no config file: the defaults and the options only."
+)
 
 
 def _rule_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -95,12 +128,8 @@ def _rule_selection_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--ignore", multiple=True, metavar="SELECTORS", help=f"Do not run these. {_SELECTORS}"
         ),
-        click.option(
-            "--config",
-            "config_file",
-            type=click.Path(dir_okay=False, path_type=Path),
-            help="A pyproject.toml, or a TOML file with the settings at its top level.",
-        ),
+        _CONFIG_OPTION,
+        _ISOLATED_OPTION,
         click.option("--preview", is_flag=True, help="Enable preview rules."),
     ]
     for option in reversed(options):
@@ -126,12 +155,23 @@ _PER_FILE = (
     type=click.Choice(list(FORMATS)),
     envvar="TAPELINT_OUTPUT_FORMAT",
     show_envvar=True,
+    cls=_EnvOption,
     help="How to print diagnostics. concise: one short line each, the problem without the "
     "advice, [*] on what the fixes can fix (the default when standard output is a terminal); "
     "text: one line each with the whole message, flake8's form (the default otherwise, so "
     "that scripts and CI logs get every word); full: each with the code it points at and "
-    "what to do; grouped: concise lines under each file's path; json, sarif, and github "
-    "(GitHub Actions annotations).",
+    "what to do; grouped: concise lines under each file's path; for programs and CI: json, "
+    "json-lines, sarif, github (GitHub Actions annotations), gitlab (GitLab Code Quality), "
+    "azure (Azure Pipelines logging commands), junit (JUnit XML), pylint, rdjson (reviewdog).",
+)
+@click.option(
+    "--color",
+    type=click.Choice(COLOR_CHOICES),
+    default="auto",
+    show_default=True,
+    help="Colour the formats for people. auto: only on a terminal, and not when NO_COLOR is "
+    "set (FORCE_COLOR or CLICOLOR_FORCE colour a pipe too); the formats for programs are "
+    "never coloured.",
 )
 @click.option(
     "-o",
@@ -139,6 +179,7 @@ _PER_FILE = (
     type=click.Path(dir_okay=False, path_type=Path),
     envvar="TAPELINT_OUTPUT_FILE",
     show_envvar=True,
+    cls=_EnvOption,
     help="Write the diagnostics (or the diff) to this file instead of standard output; "
     "warnings, errors and the summary line still go to standard error.",
 )
@@ -206,6 +247,11 @@ _PER_FILE = (
     "an existing code base); prints only how many were added.",
 )
 @click.option(
+    "--ignore-noqa",
+    is_flag=True,
+    help="Report what `# noqa` and `# tapelint: ignore[...]` comments would silence.",
+)
+@click.option(
     "--statistics", is_flag=True, help="Print how many diagnostics of each code, not each one."
 )
 @click.option(
@@ -243,6 +289,7 @@ _PER_FILE = (
     is_flag=True,
     envvar="TAPELINT_NO_CACHE",
     show_envvar=True,
+    cls=_EnvOption,
     help="Neither read nor write the result cache.",
 )
 @click.option(
@@ -250,6 +297,7 @@ _PER_FILE = (
     type=click.Path(file_okay=False, path_type=Path),
     envvar="TAPELINT_CACHE_DIR",
     show_envvar=True,
+    cls=_EnvOption,
     help="Where to keep the result cache (default: `cache-dir` in the config, "
     "else .tapelint_cache in the project root).",
 )
@@ -258,7 +306,8 @@ def check(
     select: tuple[str, ...],
     extend_select: tuple[str, ...],
     ignore: tuple[str, ...],
-    config_file: Path | None,
+    config: tuple[str, ...],
+    isolated: bool,
     preview: bool,
     output_format: str | None,
     output_file: Path | None,
@@ -267,6 +316,7 @@ def check(
     per_file_ignores: tuple[str, ...],
     extend_per_file_ignores: tuple[str, ...],
     unfixable: tuple[str, ...],
+    ignore_noqa: bool,
     show_files: bool,
     show_settings: bool,
     watch: bool,
@@ -300,14 +350,16 @@ def check(
         extend_exclude,
         per_file_ignores,
         extend_per_file_ignores,
+        ignore_noqa,
     )
-    settings = _settings(config_file, overrides)
+    source = _config_source(config, isolated)
+    resolver = _resolver(source, overrides)
     if show_files or show_settings:
-        return _show(paths, settings, config_file, show_files, flags["force_exclude"])
+        return _show(paths, resolver, show_files, flags["force_exclude"])
     request = CheckRequest(
         paths=paths,
         # A watching run reads the config again for each check: it may have been edited.
-        settings=(lambda: _settings(config_file, overrides)) if watch else (lambda: settings),
+        settings=(lambda: _resolver(source, overrides)) if watch else (lambda: resolver),
         reading_stdin=reading_stdin,
         stdin_filename=stdin_filename,
         output_format=output_format or ("text" if output_file else default_format()),
@@ -315,9 +367,14 @@ def check(
         **{**flags, "jobs": flags["jobs"] or 0},
     )
     if not watch:
-        return run_check(request)
-    also = [config_file] if config_file is not None else []
-    return watch_and_check(paths or (".",), also, lambda: _checked_once(request))
+        status = run_check(request)
+        interrupts.check()  # a signal whose interruption something swallowed still ends it
+        return status
+    also = [source.config_file] if source.config_file is not None else []
+    status = watch_and_check(paths or (".",), also, lambda: _checked_once(request))
+    if interrupts.received() not in (None, signal.SIGINT):
+        interrupts.check()  # Ctrl-C is how watching ends (status 0); SIGTERM and SIGHUP are not
+    return status
 
 
 def _checked_once(request: CheckRequest) -> None:
@@ -332,19 +389,25 @@ def _checked_once(request: CheckRequest) -> None:
 
 
 def _show(
-    paths: tuple[str, ...],
-    settings: Settings,
-    config_file: Path | None,
-    show_files: bool,
-    force_exclude: bool,
+    paths: tuple[str, ...], resolver: SettingsResolver, show_files: bool, force_exclude: bool
 ) -> int:
-    if not show_files:
-        config = config_file.resolve() if config_file else find_config(Path.cwd().resolve())
-        click.echo(settings_text(settings, config, paths), nl=False)
-        return EXIT_CLEAN
-    files, missing = files_checked(paths, settings, force_exclude=force_exclude)
+    try:
+        settings = resolver.for_run()
+        if not show_files:
+            # The settings of the one file given, else of the current directory.
+            one = Path(paths[0]) if len(paths) == 1 and Path(paths[0]).is_file() else None
+            directory = one.absolute().parent if one is not None else Path.cwd()
+            shown = resolver.for_directory(directory)
+            config = resolver.config_of(directory)
+            click.echo(settings_text(shown, config, paths), nl=False)
+            return EXIT_CLEAN
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    files, skipped, missing = files_checked(paths, settings, force_exclude=force_exclude)
     for file in files:
         click.echo(file)
+    for line in skipped:
+        click.echo(f"skipped {line}", err=True)
     for path in missing:
         print_error(f"{path}: no such file or directory")
     return EXIT_ERROR if missing else EXIT_CLEAN
@@ -380,13 +443,29 @@ class _Overrides:
     extend_exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[str, ...] = ()
     extend_per_file_ignores: tuple[str, ...] = ()
+    ignore_noqa: bool = False
 
 
-def _settings(config_file: Path | None, given: _Overrides) -> Settings:
-    try:
-        settings = load_settings(config_file)
-    except ConfigError as error:
-        raise click.ClickException(str(error)) from None
+def _config_source(values: tuple[str, ...], isolated: bool) -> ConfigSource:
+    """`--config` values and `--isolated`, as ruff reads them: a value that names no existing
+    file and parses as TOML is settings; any other value is a config file."""
+    files: list[Path] = []
+    inline: dict[str, Any] = {}
+    for value in values:
+        table = None if os.path.lexists(value) else parse_inline(value)
+        if table is None:
+            files.append(Path(value))
+        else:
+            inline.update(table)
+    if len(files) > 1:
+        raise click.UsageError("--config: one config file at most (and any number of settings)")
+    if files and isolated:
+        raise click.UsageError("--isolated reads no config file: it cannot be combined with one")
+    return ConfigSource(files[0] if files else None, inline, isolated)
+
+
+def _resolver(source: ConfigSource, given: _Overrides) -> SettingsResolver:
+    """Each file's settings, with the command-line options on top (checked at once)."""
     selectors = {
         "--select": _split(given.select),
         "--extend-select": _split(given.extend_select),
@@ -397,17 +476,32 @@ def _settings(config_file: Path | None, given: _Overrides) -> Settings:
         _validate(option, found)
     per_file = _pairs("--per-file-ignores", given.per_file_ignores)
     extend_per_file = _pairs("--extend-per-file-ignores", given.extend_per_file_ignores)
-    return settings.override(
-        select=selectors["--select"] if given.select else None,
-        extend_select=selectors["--extend-select"],
-        ignore=selectors["--ignore"],
-        preview=given.preview,
-        unfixable=selectors["--unfixable"],
-        exclude=_split(given.exclude) if given.exclude else None,
-        extend_exclude=_split(given.extend_exclude),
-        per_file_ignores=per_file if given.per_file_ignores else None,
-        extend_per_file_ignores=extend_per_file,
-    )
+
+    def adjust(settings: Settings) -> Settings:
+        return settings.override(
+            select=selectors["--select"] if given.select else None,
+            extend_select=selectors["--extend-select"],
+            ignore=selectors["--ignore"],
+            preview=given.preview,
+            unfixable=selectors["--unfixable"],
+            exclude=_split(given.exclude) if given.exclude else None,
+            extend_exclude=_split(given.extend_exclude),
+            per_file_ignores=per_file if given.per_file_ignores else None,
+            extend_per_file_ignores=extend_per_file,
+            ignore_noqa=given.ignore_noqa,
+        )
+
+    resolver = SettingsResolver(source, adjust=adjust)
+    try:
+        resolver.for_run()  # a broken config of the current directory stops the run here
+    except ConfigError as error:
+        raise click.ClickException(str(error)) from None
+    return resolver
+
+
+def _settings(source: ConfigSource, given: _Overrides) -> Settings:
+    """The settings of the current directory (`clean`, `validate`)."""
+    return _resolver(source, given).for_run()
 
 
 def _validate(option: str, selectors: list[str]) -> None:
@@ -438,26 +532,24 @@ def _pairs(option: str, values: tuple[str, ...]) -> list[tuple[str, tuple[str, .
 
 
 @cli.command("clean")
-@click.option(
-    "--config",
-    "config_file",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="A pyproject.toml, or a TOML file with the settings at its top level.",
-)
+@_CONFIG_OPTION
+@_ISOLATED_OPTION
 @click.option(
     "--cache-dir",
     type=click.Path(file_okay=False, path_type=Path),
     envvar="TAPELINT_CACHE_DIR",
     show_envvar=True,
+    cls=_EnvOption,
     help="The cache to remove (default: `cache-dir` in the config, else .tapelint_cache in "
     "the project root).",
 )
-def clean_command(config_file: Path | None, cache_dir: Path | None) -> int:
+def clean_command(config: tuple[str, ...], isolated: bool, cache_dir: Path | None) -> int:
     """Remove the result cache that `tapelint check` uses here.
 
     Only a directory that tapelint made (its CACHEDIR.TAG says so) is removed.
     """
-    directory = (cache_dir or _settings(config_file, _Overrides()).cache_path).absolute()
+    source = _config_source(config, isolated)
+    directory = (cache_dir or _settings(source, _Overrides()).cache_path).absolute()
     try:
         removed = remove_cache(directory)
     except CleanError as error:
@@ -482,8 +574,18 @@ def rule_command(code_or_name: str) -> int:
 
 
 @cli.command("rules")
-def rules_command() -> int:
+@click.option(
+    "--output-format",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: a table; json: a list of {code, name, severity, preview, fixable, url, summary}.",
+)
+def rules_command(output_format: str) -> int:
     """List every rule: code, name, severity, whether it runs by default, summary."""
+    if output_format == "json":
+        click.echo(rules_json(all_rules()), nl=False)
+        return EXIT_CLEAN
     header = ("code", "name", "severity", "default", "summary")
     rows = [header] + [
         (
@@ -581,7 +683,8 @@ def validate_command(
     select: tuple[str, ...],
     extend_select: tuple[str, ...],
     ignore: tuple[str, ...],
-    config_file: Path | None,
+    config: tuple[str, ...],
+    isolated: bool,
     preview: bool,
 ) -> int:
     """Run SCRIPT (or, after `--`, any COMMAND) on TensorFlow and confirm findings.
@@ -604,7 +707,9 @@ def validate_command(
         timeout=timeout,
         quiet=quiet,
         output_format=output_format,
-        settings=_settings(config_file, _Overrides(select, extend_select, ignore, preview)),
+        settings=_settings(
+            _config_source(config, isolated), _Overrides(select, extend_select, ignore, preview)
+        ),
     )
     try:
         return validate(request)
@@ -643,14 +748,26 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     """The `tapelint` command. Once it is done, the process ends at once: tearing down the
     interpreter would free, one object at a time, everything a run over a large repository
     built, which took over a second after a run over TensorFlow's sources (measured), with
-    nothing left to write."""
+    nothing left to write. A signal at any moment ends it as `tapelint.interrupts` says
+    (the entry point, `tapelint.__main__`, handles them from its first line)."""
+    interrupts.install()
+    try:
+        os._exit(_flushed(_status(argv)))
+    except KeyboardInterrupt:  # a signal outside the command's own handling
+        interrupts.end_interrupted()
+
+
+def _status(argv: Sequence[str] | None) -> int:
     try:
         cli.main(args=argv, prog_name="tapelint")
     except SystemExit as done:
         status = done.code
-        code = status if isinstance(status, int) else (0 if status is None else EXIT_ERROR)
-    else:  # cli.main always exits; this keeps the type checker's NoReturn honest
-        code = EXIT_CLEAN
+        return status if isinstance(status, int) else (0 if status is None else EXIT_ERROR)
+    return EXIT_CLEAN  # cli.main always exits; this keeps the type checker honest
+
+
+def _flushed(code: int) -> int:
+    """`code`, or EXIT_ERROR when what was left to write could not be."""
     for stream in (sys.stdout, sys.stderr):
         if stream.closed:  # closed by its owner (the language server's transport): all written
             continue
@@ -658,4 +775,4 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
             stream.flush()
         except OSError:  # a closed pipe: what was left to write is lost
             code = code or EXIT_ERROR
-    os._exit(code)
+    return code

@@ -3,7 +3,9 @@ configuration, without checking anything.
 
 `--show-files` prints the files a check of the same paths would read, one a line, as
 diagnostics name them (relative to the current directory when under it), in the order a
-check reads them. `--show-settings` prints the configuration in effect, command-line options
+check reads them; and on stderr, each file or directory the walk skipped by policy (an older
+copy, a vendored framework tree) with why: `skipped train_BACKUP.py: an older copy of
+train.py`. `--show-settings` prints the configuration in effect, command-line options
 applied, as `[tool.tapelint]` keys that can be pasted into a pyproject.toml, after a comment
 naming the file it came from; then the rules that run (for the one file given, if one is,
 after its per-file-ignores).
@@ -17,21 +19,24 @@ from pathlib import Path
 
 from tapelint.run.per_file import Linters, display_path
 from tapelint.settings.config import Settings
-from tapelint.sources.discovery import discover
+from tapelint.sources.discovery import discover, skip_policies
 
 
 def files_checked(
     paths: Sequence[str], settings: Settings, *, force_exclude: bool
-) -> tuple[list[str], list[str]]:
-    """The files a check would read, as shown, and the paths that do not exist."""
+) -> tuple[list[str], list[str], list[str]]:
+    """The files a check would read, as shown; the files skipped by policy, each with why;
+    and the paths that do not exist."""
     found = discover(
         paths or (".",),
         root=settings.root,
         exclude=settings.exclude_patterns,
         force_exclude=force_exclude,
+        skips=skip_policies(settings),
     )
     cwd = Path.cwd()
-    return [display_path(source.path, cwd) for source in found.files], list(found.missing)
+    skipped = [f"{display_path(Path(s.path), cwd)}: {s.reason}" for s in found.skipped]
+    return [display_path(s.path, cwd) for s in found.files], skipped, list(found.missing)
 
 
 def settings_text(settings: Settings, config_file: Path | None, paths: Sequence[str]) -> str:
@@ -46,12 +51,14 @@ def settings_text(settings: Settings, config_file: Path | None, paths: Sequence[
         "exclude": list(settings.exclude),
         "extend-exclude": list(settings.extend_exclude),
         "cache-dir": str(settings.cache_path),
+        "skip-older-copies": settings.skip_older_copies,
+        "skip-vendored-frameworks": settings.skip_vendored_frameworks,
     }
     lines = [origin, f"# project root: {settings.root}", "[tool.tapelint]"]
     lines.extend(f"{key} = {json.dumps(value)}" for key, value in values.items())
     lines.append("[tool.tapelint.per-file-ignores]")
-    for glob, codes in settings.per_file_ignores:
-        lines.append(f"{json.dumps(glob)} = {json.dumps(list(codes))}")
+    for glob, ignored in settings.per_file_ignores:
+        lines.append(f"{json.dumps(glob)} = {json.dumps(list(ignored))}")
     linters = Linters(settings)
     one_file = len(paths) == 1 and Path(paths[0]).is_file()
     if one_file:

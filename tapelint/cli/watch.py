@@ -17,8 +17,12 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from watchfiles import Change
 
 WATCHED_SUFFIXES = (".py", ".ipynb", ".toml")
 
@@ -51,5 +55,5 @@ class _SourceFilter:
 
         self._default = watchfiles.DefaultFilter()
 
-    def __call__(self, change: object, path: str) -> bool:
+    def __call__(self, change: Change, path: str) -> bool:
         return path.endswith(WATCHED_SUFFIXES) and self._default(change, path)

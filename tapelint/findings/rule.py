@@ -65,6 +65,9 @@ class Rule:
     name: ClassVar[str]
     severity: ClassVar[Severity]
     preview: ClassVar[bool] = False
+    # Some findings come with a fix (`tapelint rules` says so; tests/test_cli_formats.py
+    # checks it against the fixes the rule gives on the fixtures).
+    fixable: ClassVar[bool] = False
     # The file must contain one of these strings for the rule to have anything to say;
     # files (and top-level definitions) without them are never parsed for this rule.
     triggers: ClassVar[tuple[str, ...]] = ("GradientTape",)

@@ -6,11 +6,18 @@ and flake8 applies its own `select`, `ignore`, `per-file-ignores` and `# noqa`. 
 flake8 0-based, which adds one when it prints, so both tools print the same position. Files
 that do not parse are flake8's own E999 (flake8 runs no plugin on them, so a Colab `.py`
 export that `tapelint check` reads as IPython is E999 there); TAP001 and TAP002
-are tapelint's and do not occur here. tapelint's config file is not read: flake8's is.
+are tapelint's and do not occur here.
+
+Each file's tapelint configuration applies as it does for `tapelint check` and the editor
+(`tapelint.settings.resolution`: the closest `tapelint.toml` or `[tool.tapelint]`): its
+`select`, `ignore`, `per-file-ignores` and `preview` decide which rules run, and flake8's
+own options then filter what they find. A config that cannot be used is reported once on
+standard error and the defaults apply, as in the editor. Without a config file the project
+root is the current directory (where flake8 runs).
 
 Imports are resolved as `tapelint check FILE` resolves them (decided: the same findings in
-both tools): the modules a file's names lead to, inside the project of the current
-directory (where flake8 runs), are analysed for their summaries, once per flake8 process.
+both tools): the modules a file's names lead to, inside the file's project, are analysed for
+their summaries, once per flake8 process.
 
 Registered under the entry point `TAP` in `flake8.extension`. It imports neither TensorFlow
 nor flake8.
@@ -19,35 +26,44 @@ nor flake8.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
 
 import tapelint
-from tapelint.linter.engine import Linter
 from tapelint.linter.registry import all_rules
 from tapelint.project.modules import MAIN, ModuleName
+from tapelint.run.per_file import Linters
 from tapelint.run.runner import check_in_project
 from tapelint.run.workspace import Project
-from tapelint.settings.config import Settings
-from tapelint.settings.policies.test_code import TEST_CODE_IGNORES
+from tapelint.settings.config import ConfigError, Settings
+from tapelint.settings.resolution import ConfigSource
 
 # What flake8 calls standard input.
 _STDIN_NAMES = ("stdin", "-")
 
 
 @cache
-def _linter() -> Linter:
-    """The default rules, quiet in tests kept in other files as `tapelint check` is by
-    default (flake8's per-file-ignores match files, not a `TestWaveAct()` in a module)."""
-    rules = [rule for rule in all_rules() if not rule.preview and not rule.engine_reported]
-    return Linter(rules, quiet_in_tests=frozenset(TEST_CODE_IGNORES))
+def _settings(directory: Path) -> Settings:
+    """The settings of the files in `directory`, without the rules only the command reports."""
+    tool_rules = [rule.code for rule in all_rules() if rule.engine_reported]
+    try:
+        settings = ConfigSource().settings_for(directory, Path.cwd().resolve())
+    except ConfigError as error:
+        print(f"tapelint: {error}; the defaults apply", file=sys.stderr)
+        settings = Settings(root=Path.cwd().resolve())
+    return settings.override(ignore=tool_rules)
 
 
 @cache
-def _project() -> Project:
-    """The project of the directory flake8 runs in (tapelint's config is not read)."""
-    return Project(Settings(root=Path.cwd()))
+def _linters(settings: Settings) -> Linters:
+    return Linters(settings)
+
+
+@cache
+def _project(settings: Settings) -> Project:
+    return Project(settings)
 
 
 class TapelintChecker:
@@ -64,12 +80,16 @@ class TapelintChecker:
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         text = "".join(self.lines)
-        project = _project()
-        module, path = ModuleName(MAIN), os.path.realpath(self.filename)
-        if self.filename not in _STDIN_NAMES:
+        stdin = self.filename in _STDIN_NAMES
+        file = Path(os.path.abspath("-" if stdin else self.filename))
+        settings = _settings(file.parent)
+        project = _project(settings)
+        linter = _linters(settings).for_file(file)
+        module, path = ModuleName(MAIN), os.path.realpath(file)
+        if not stdin:
             module = project.module_of(path, text.encode("utf-8", "surrogatepass"))
         diagnostics, _ = check_in_project(
-            lambda context: _linter().analyze_text(text, self.filename, context=context),
+            lambda context: linter.analyze_text(text, self.filename, context=context),
             path,
             module,
             project,

@@ -36,6 +36,7 @@ from tapelint.parsing.slicer import (
     SparseSource,
     SyntaxProblem,
     TriggerTest,
+    encoding_declaration_problem,
     relevant_source,
     too_deeply_nested,
     too_large_to_parse,
@@ -94,6 +95,8 @@ class Linter:
         quiet_in_tests: frozenset[str] = frozenset(),
         *,
         preview: bool = False,
+        tests_relaxed: bool = True,
+        ignore_noqa: bool = False,
     ) -> None:
         self.codes = frozenset(rule.code for rule in rules)
         # Preview mode: the findings a rule marks as a part still in preview are reported.
@@ -101,6 +104,11 @@ class Linter:
         # Codes not reported inside a definition that is a test (`TestWaveAct()` in a
         # library module): what the default per-file-ignores turn off in test files.
         self.quiet_in_tests = quiet_in_tests
+        # Whether the analysis gives test code its allowances (`test_code.is_test_code`):
+        # false when the configuration checks tests like other code.
+        self.tests_relaxed = tests_relaxed
+        # `--ignore-noqa`: report what every noqa and `tapelint: ignore` comment silences.
+        self.ignore_noqa = ignore_noqa
         # Codes whose findings are reported without their fix (`--unfixable`).
         self.unfixable = unfixable
         # Bytes: a larger source is TAP001, not parsed (`max-file-size`).
@@ -140,6 +148,9 @@ class Linter:
     ) -> FileAnalysis:
         if not self.may_report(data):
             return FileAnalysis([])
+        problem = encoding_declaration_problem(data)
+        if problem is not None:
+            return FileAnalysis(self._syntax_error(path, problem))
         try:
             text = decode_source(data)
         except (UnicodeDecodeError, SyntaxError, LookupError) as error:
@@ -174,7 +185,9 @@ class Linter:
             found = self._analyze(text, path, is_notebook, context or ModuleContext(), origin)
         lines = text.split("\n")
         lines_of = {d.start.line: lines[d.start.line - 1] for d in found.diagnostics}
-        kept = unsuppressed(found.diagnostics, lines_of, text)
+        kept = found.diagnostics
+        if not self.ignore_noqa:
+            kept = unsuppressed(kept, lines_of, text)
         found.diagnostics = sorted(kept, key=lambda d: d.sort_key)
         return found
 
@@ -238,6 +251,7 @@ class Linter:
                 handed_back=handed_back,
             )
             model.path = path
+            model.tests_relaxed = self.tests_relaxed
             model.set_parsed_text(sparse.text)
             if sparse.tree is not None:
                 model.set_text_tree(sparse.tree)
@@ -437,11 +451,11 @@ class _Locator:
         pruned = innermost
         for owner, child in zip(reversed(path[:-1]), reversed(path[1:]), strict=True):
             block = getattr(owner, "body", None)
-            index = (
-                self._index_in(block.body, child) if isinstance(block, cst.IndentedBlock) else None
-            )
-            if index is None:  # another block (`else:`, `except:`): keep the owner whole
-                pruned = owner
+            if (
+                not isinstance(block, cst.IndentedBlock)
+                or self._index_in(block.body, child) is None
+            ):
+                pruned = owner  # another block (`else:`, `except:`): keep the owner whole
                 continue
             pruned = owner.with_changes(body=block.with_changes(body=[pruned]))
         alone = self._module.with_changes(

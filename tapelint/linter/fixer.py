@@ -14,15 +14,15 @@ import difflib
 import errno
 import io
 import os
-import signal
 import stat
 import tempfile
 import tokenize
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tapelint import interrupts
 from tapelint.findings.diagnostics import Applicability, Diagnostic, Edit, Fix
 
 MAX_PASSES = 10
@@ -170,19 +170,45 @@ def encode_like(original: bytes, text: str) -> bytes:
         raise FixError(f"the fixed code cannot be written as {encoding}: {error}") from None
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Give the file (the symlink's target, for a symlink) the content `data`, keeping
-    what it is: its owner, group, permission bits and hard links. Decisions:
+class FileChanged(FixError):
+    """The file no longer holds the bytes its new content was made from; nothing was
+    written (a compare-and-swap that lost: the user, an editor or a formatter changed it)."""
 
+    def __init__(self) -> None:
+        super().__init__("the file changed while tapelint ran")
+
+
+class NotRestored(OSError):
+    """A write in place failed and the file's old content could not be put back: the file
+    may be damaged. `old_copy` is where its old content was saved (None: nowhere)."""
+
+    def __init__(self, error: OSError, old_copy: str | None) -> None:
+        super().__init__(error.errno, error.strerror or str(error))
+        self.old_copy = old_copy
+
+
+def write_atomically(path: Path, data: bytes, *, expected: bytes) -> None:
+    """Give the file (the symlink's target, for a symlink) the content `data` if it still
+    holds exactly `expected` (the bytes `data` was made from), keeping what it is: its
+    owner, group, permission bits and hard links. Raises FileChanged (nothing written)
+    when it holds anything else, OSError when it cannot be written (nothing written, or
+    the old content put back), NotRestored when even that failed. Decisions:
+
+    - Compare-and-swap: the file's bytes are compared with `expected` as the very last
+      step before the swap, through the same open file, and (for a replaced file) its name
+      must still lead to that file, unchanged in size and times, just before
+      `os.replace`. Only a change in the few system calls between that check and the swap
+      can still be overwritten; nothing in POSIX closes that window.
     - The new content goes to a temporary file in the same directory, given the file's
       owner, group and mode, then `os.replace` puts it in the file's place: a crash or a
       kill leaves either the old file or the new one, never half of each.
     - A file with more than one hard link (or whose owner and group a new file cannot be
       given: another user's file, written by someone who is not root) is written in
       place instead, since a new file would split the link (the other names keeping the
-      old text) or change hands. Its whole new content is ready before the file is
-      opened, and it is written in one go; only SIGKILL or a power cut in that moment
-      can leave it partly written.
+      old text) or change hands. Its new size is reserved first (`posix_fallocate`), so a
+      full disk or a file size limit fails before a byte is written; any later failure
+      puts the old bytes back (they are in memory: `expected`). Only SIGKILL or a power
+      cut during the write itself can leave it partly written.
     - A read-only file (no write permission bit at all, or not writable by this user) is
       left alone: PermissionError "the file is read-only". (Root could write it; a file
       made read-only is one its owner does not want changed.)
@@ -193,12 +219,12 @@ def write_atomically(path: Path, data: bytes) -> None:
     status = os.stat(target)
     if not status.st_mode & 0o222 or not os.access(target, os.W_OK):
         raise PermissionError(errno.EACCES, "the file is read-only", str(path))
-    with _signals_held():
-        if status.st_nlink > 1 or not _replaced(target, data, status):
-            _write_in_place(target, data)
+    with interrupts.held():
+        if status.st_nlink > 1 or not _replaced(target, data, status, expected):
+            _write_in_place(target, data, expected)
 
 
-def _replaced(target: Path, data: bytes, status: os.stat_result) -> bool:
+def _replaced(target: Path, data: bytes, status: os.stat_result, expected: bytes) -> bool:
     """Replace the file by a new one like it; False (nothing done) when the new file
     cannot be given its owner and group."""
     fd, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
@@ -215,6 +241,8 @@ def _replaced(target: Path, data: bytes, status: os.stat_result) -> bool:
             file.write(data)
             file.flush()
             os.fsync(file.fileno())
+        if not _still_holds(target, expected):
+            raise FileChanged
         os.replace(temporary, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -223,31 +251,102 @@ def _replaced(target: Path, data: bytes, status: os.stat_result) -> bool:
     return True
 
 
-def _write_in_place(target: Path, data: bytes) -> None:
-    with open(target, "r+b") as file:
-        file.write(data)
-        file.truncate()
-        file.flush()
-        os.fsync(file.fileno())
-
-
-_HELD_SIGNALS = {
-    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
-}
-
-
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Signals that end a run wait until the block is over (in this thread: a worker
-    process writes from its only thread). Where signals cannot be held, nothing changes."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
+def _still_holds(target: Path, expected: bytes) -> bool:
+    """Whether the file at `target` holds exactly `expected`, and its name still leads to
+    the file read, unchanged in size and times (the last look before it is replaced)."""
     try:
-        yield
+        fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        read = os.fstat(fd)
+        same = stat.S_ISREG(read.st_mode) and _read_all(fd) == expected
+        now = os.stat(target)
+    except OSError:
+        return False
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        os.close(fd)
+    return same and _identity(now) == _identity(read)
+
+
+def _identity(status: os.stat_result) -> tuple[int, ...]:
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+
+
+def _read_all(fd: int) -> bytes:
+    """The whole file from its start (pread: the file offset is not used)."""
+    chunks, offset = [], 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
+def _write_in_place(target: Path, data: bytes, expected: bytes) -> None:
+    """Overwrite the file itself (its inode, so hard links keep seeing it) if it holds
+    `expected`: its new size reserved first, the old bytes put back on any failure."""
+    fd = os.open(target, os.O_RDWR | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode) or _read_all(fd) != expected:
+            raise FileChanged
+        try:
+            _reserve(fd, len(data))
+            _pwrite_all(fd, data)
+            os.ftruncate(fd, len(data))
+            os.fsync(fd)
+        except OSError as error:
+            _put_back(fd, target, expected, error)
+            raise
+    finally:
+        os.close(fd)
+
+
+def _reserve(fd: int, size: int) -> None:
+    """Reserve `size` bytes for the file, so that writing them cannot fail for space or a
+    file size limit. A file system that cannot reserve space is written without it (a
+    failure then puts the old bytes back)."""
+    if size == 0 or not hasattr(os, "posix_fallocate"):
+        return
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as error:
+        if error.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            raise
+
+
+def _pwrite_all(fd: int, data: bytes) -> None:
+    view, offset = memoryview(data), 0
+    while offset < len(data):
+        offset += os.pwrite(fd, view[offset:], offset)
+
+
+def _put_back(fd: int, target: Path, old: bytes, error: OSError) -> None:
+    """After a failed write in place: make the file hold `old` again (a reservation may
+    have grown it, a write changed its start). Raises NotRestored when it cannot, after
+    saving `old` elsewhere when that is possible."""
+    with contextlib.suppress(OSError):
+        if _read_all(fd) != old:
+            _pwrite_all(fd, old)
+            os.ftruncate(fd, len(old))
+            os.fsync(fd)
+    try:
+        restored = _read_all(fd) == old
+    except OSError:
+        restored = False
+    if not restored:
+        raise NotRestored(error, _save_copy(target, old)) from error
+
+
+def _save_copy(target: Path, old: bytes) -> str | None:
+    """`old` in a new file in the system's temporary directory (most often another file
+    system than the full one); its path, or None when it cannot be written either."""
+    try:
+        fd, copy = tempfile.mkstemp(prefix=f"{target.name}.", suffix=".tapelint-original")
+        with os.fdopen(fd, "wb") as file:
+            file.write(old)
+    except OSError:
+        return None
+    return copy
 
 
 def fixable_count(diagnostics: Iterable[Diagnostic], *, unsafe: bool) -> int:

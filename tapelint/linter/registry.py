@@ -9,7 +9,7 @@ import pkgutil
 import re
 from functools import cache
 
-from tapelint import rules as rules_package
+from tapelint import rules as rules_package  # type: ignore[attr-defined]  # mypy: `rules`
 from tapelint.findings.rule import Rule
 
 _CODE = re.compile(r"^TAP\d{3}$")

@@ -1,4 +1,12 @@
-"""`# noqa` comments: per line (flake8 syntax, codes or names) and per file.
+"""`# noqa` comments: per line (flake8 syntax, codes or names) and per file; and
+tapelint's own line comment, `# tapelint: ignore[...]`, for rule names.
+
+`# noqa: TAP101` is for codes, the form flake8 and ruff read too. A rule name belongs in
+`# tapelint: ignore[loss-outside-tape]` (codes there work as well): neither flake8, which
+would take `# noqa: loss-outside-tape` for a bare `# noqa` silencing every tool's findings on
+the line, nor ruff, which warns that it is an invalid noqa directive, reads that comment.
+Names in `# noqa:` are still honoured while that form is deprecated (see
+docs/configuration.md).
 
 A line's noqa is read on that line. A line that cannot end in a comment, because it ends
 inside a multi-line string or with a backslash continuation, takes its noqa from the first
@@ -13,12 +21,18 @@ import re
 import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Literal
 
 from tapelint.findings.diagnostics import Diagnostic
 
 # A line's noqa and its list (codes or names; tapelint reads both, flake8 only codes).
 LINE_NOQA = re.compile(
     r"#\s*noqa(?::[\s]?(?P<codes>[A-Za-z0-9_-]+(?:[,\s]+[A-Za-z0-9_-]+)*))?", re.IGNORECASE
+)
+# tapelint's own: codes or names between brackets; no blanket form (a bare noqa is that).
+TOOL_IGNORE = re.compile(
+    r"#\s*tapelint:\s*ignore\[\s*(?P<codes>[A-Za-z0-9_-]+(?:[,\s]+[A-Za-z0-9_-]+)*)[,\s]*\]",
+    re.IGNORECASE,
 )
 _FILE_NOQA = re.compile(
     r"^\s*#\s*tapelint:\s*noqa(?::\s*(?P<codes>[A-Za-z0-9_-]+(?:[,\s]+[A-Za-z0-9_-]+)*))?\s*$",
@@ -84,12 +98,19 @@ def file_suppressions(text: str) -> list[frozenset[str] | None]:
     return [_parse_codes(m.group("codes")) for m in _FILE_NOQA.finditer(text)]
 
 
-def line_suppression(line: str) -> frozenset[str] | bool | None:
-    """False when the line has no noqa; None for a bare `# noqa`; else the listed codes."""
-    match = LINE_NOQA.search(line)
-    if match is None:
+def line_suppression(line: str) -> frozenset[str] | Literal[False] | None:
+    """False when the line has neither a noqa nor a `# tapelint: ignore[...]`; None for a
+    bare `# noqa`; else the listed codes and names (of both comments)."""
+    noqa = LINE_NOQA.search(line)
+    listed = _parse_codes(noqa.group("codes")) if noqa is not None else frozenset()
+    if listed is None:
+        return None
+    ignores = [
+        _parse_codes(match.group("codes")) or frozenset() for match in TOOL_IGNORE.finditer(line)
+    ]
+    if noqa is None and not ignores:
         return False
-    return _parse_codes(match.group("codes"))
+    return listed.union(*ignores)
 
 
 def unsuppressed(
@@ -116,7 +137,7 @@ def unsuppressed(
     return kept
 
 
-_ANY_NOQA = re.compile("noqa", re.IGNORECASE)
+_ANY_NOQA = re.compile(r"noqa|tapelint:\s*ignore", re.IGNORECASE)
 
 
 class _CarriedLines:

@@ -8,16 +8,19 @@ code of each finding that the enabled fixes can fix. A notebook diagnostic names
 from collections.abc import Sequence
 
 from tapelint.findings.diagnostics import Diagnostic
-from tapelint.linter.fixer import applicable
 from tapelint.linter.messages import split
-from tapelint.output.text import location
+from tapelint.output.style import PLAIN, Style
+from tapelint.output.text import fix_mark, location
 
 
-def render(diagnostics: Sequence[Diagnostic], *, unsafe: bool = False) -> str:
-    return "".join(f"{location(d)}: {headline(d, unsafe=unsafe)}\n" for d in diagnostics)
+def render(diagnostics: Sequence[Diagnostic], *, unsafe: bool = False, style: Style = PLAIN) -> str:
+    return "".join(
+        f"{location(d, style)}: {headline(d, unsafe=unsafe, style=style)}\n" for d in diagnostics
+    )
 
 
-def headline(diagnostic: Diagnostic, *, unsafe: bool) -> str:
+def headline(diagnostic: Diagnostic, *, unsafe: bool, style: Style = PLAIN) -> str:
     """`CODE [*] problem`: the code, the fixable mark and the problem alone."""
-    mark = "[*] " if applicable(diagnostic.fix, unsafe=unsafe) else ""
-    return f"{diagnostic.code} {mark}{split(diagnostic).problem}"
+    code = style.code(diagnostic.code, diagnostic.severity)
+    mark = fix_mark(diagnostic, unsafe=unsafe, style=style)
+    return f"{code} {mark}{split(diagnostic).problem}"

@@ -22,6 +22,7 @@ from tapelint.findings.diagnostics import Diagnostic, Related
 from tapelint.linter.messages import split
 from tapelint.output.concise import headline
 from tapelint.output.snippets import SourceLines
+from tapelint.output.style import PLAIN, Style
 from tapelint.output.text import location
 
 MAX_LINES = 3
@@ -33,41 +34,48 @@ def render(
     *,
     unsafe: bool = False,
     sources: Mapping[str, bytes] | None = None,
+    style: Style = PLAIN,
 ) -> str:
     """`sources`: the bytes of paths not to read from disk (standard input's)."""
     lines = SourceLines(sources)
-    return "".join(_diagnostic(d, lines, unsafe=unsafe) for d in diagnostics)
+    return "".join(_diagnostic(d, lines, unsafe=unsafe, style=style) for d in diagnostics)
 
 
-def _diagnostic(diagnostic: Diagnostic, lines: SourceLines, *, unsafe: bool) -> str:
-    out = [headline(diagnostic, unsafe=unsafe), f" --> {location(diagnostic)}"]
-    out.extend(_excerpt(diagnostic, lines))
+def _diagnostic(diagnostic: Diagnostic, lines: SourceLines, *, unsafe: bool, style: Style) -> str:
+    arrow = style.gutter(" -->")
+    out = [headline(diagnostic, unsafe=unsafe, style=style), f"{arrow} {location(diagnostic)}"]
+    out.extend(_excerpt(diagnostic, lines, style))
     advice = split(diagnostic).advice
     if advice:
-        out.append(f"help: {advice}")
-    out.extend(f"note: {_related(related)}" for related in diagnostic.related)
+        out.append(f"{style.label('help:')} {advice}")
+    out.extend(f"{style.label('note:')} {_related(related)}" for related in diagnostic.related)
     if diagnostic.fix is not None:
-        out.append(f"fix: {diagnostic.fix.title} ({diagnostic.fix.applicability.value})")
+        fix = diagnostic.fix
+        out.append(f"{style.label('fix:')} {fix.title} ({fix.applicability.value})")
     return "".join(f"{line}\n" for line in out) + "\n"
 
 
-def _excerpt(diagnostic: Diagnostic, lines: SourceLines) -> list[str]:
+def _excerpt(diagnostic: Diagnostic, lines: SourceLines, style: Style) -> list[str]:
     start, end = diagnostic.start, diagnostic.end
     last = min(max(end.line, start.line), start.line + MAX_LINES - 1)
-    shown = [(n, lines.line(diagnostic, n)) for n in range(start.line, last + 1)]
-    shown = [(n, text) for n, text in shown if text is not None]
+    numbered = [(n, lines.line(diagnostic, n)) for n in range(start.line, last + 1)]
+    shown = [(n, text) for n, text in numbered if text is not None]
     if not shown or shown[0][0] != start.line:
         return []
-    gutter = len(str(shown[-1][0]))
-    blank = f"{'':>{gutter}} |"
+    width = len(str(shown[-1][0]))
+    blank = style.gutter(f"{'':>{width}} |")
     out = [blank]
     for number, text in shown:
-        out.append(f"{number:>{gutter}} | {text.replace(chr(9), _TAB)}".rstrip())
+        code = text.replace(chr(9), _TAB).rstrip()
+        out.append(f"{style.gutter(f'{number:>{width}} |')} {code}".rstrip())
         if number == start.line:
             stop = end.column if end.line == number else None
-            out.append(f"{blank} {_underline(text, start.column, stop)}")
+            carets = _underline(text, start.column, stop)
+            spaces = len(carets) - len(carets.lstrip())
+            painted = carets[:spaces] + style.carets(carets[spaces:], diagnostic.severity)
+            out.append(f"{blank} {painted}")
     if end.line > last:
-        out.append(f"{'':>{gutter}} | ...")
+        out.append(f"{blank} ...")
     return out
 
 

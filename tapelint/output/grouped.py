@@ -13,17 +13,18 @@ from itertools import groupby
 
 from tapelint.findings.diagnostics import Diagnostic
 from tapelint.output.concise import headline
+from tapelint.output.style import PLAIN, Style
 
 
-def render(diagnostics: Sequence[Diagnostic], *, unsafe: bool = False) -> str:
+def render(diagnostics: Sequence[Diagnostic], *, unsafe: bool = False, style: Style = PLAIN) -> str:
     parts = []
     for path, group in groupby(diagnostics, key=lambda d: d.path):
         found = list(group)
         positions = [_position(d) for d in found]
         width = max(len(position) for position in positions)
-        parts.append(f"{path}:\n")
+        parts.append(f"{style.path(path)}:\n")
         parts.extend(
-            f"  {position:<{width}} {headline(d, unsafe=unsafe)}\n"
+            f"  {position:<{width}} {headline(d, unsafe=unsafe, style=style)}\n"
             for position, d in zip(positions, found, strict=True)
         )
         parts.append("\n")

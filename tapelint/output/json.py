@@ -1,7 +1,10 @@
-"""A JSON list with one object per diagnostic; positions 1-based, ends exclusive.
+"""A JSON list with one object per diagnostic (`json`), or one object a line (`json-lines`);
+positions 1-based, ends exclusive. docs/output-formats.md documents the keys for users.
 
-Keys: path, line, column, end_line, end_column, code, name, severity, message, fix (null or
-{title, applicability, edits: [{line, column, end_line, end_column, content}]}), related (the
+Keys: path, line, column, end_line, end_column, code, name, severity, message, url (the
+rule's page on the documentation site, as SARIF's `helpUri`; null for a code no rule has),
+fix (null or {title, applicability, edits: [{line, column, end_line, end_column, content}]}),
+related (the
 other places the finding rests on: [{path, line, column, message}], each with `cell` when
 it is in a notebook; empty for most findings), and `cell` only for a notebook diagnostic
 (and on each of its edits: a fix may edit another cell).
@@ -12,10 +15,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from tapelint.findings.diagnostics import Diagnostic, Edit, Fix, Related
+from tapelint.linter.registry import rule_by_code_or_name
 
 
 def render(diagnostics: Sequence[Diagnostic]) -> str:
     return json.dumps([_diagnostic(d) for d in diagnostics], indent=2, ensure_ascii=False) + "\n"
+
+
+def render_lines(diagnostics: Sequence[Diagnostic]) -> str:
+    """`json-lines`: the same objects, one a line, for tools that read a stream."""
+    return "".join(f"{json.dumps(_diagnostic(d), ensure_ascii=False)}\n" for d in diagnostics)
+
+
+def url(code: str) -> str | None:
+    """The rule's page on the documentation site (`Rule.docs_url`)."""
+    rule = rule_by_code_or_name(code)
+    return rule.docs_url() if rule is not None else None
 
 
 def _diagnostic(diagnostic: Diagnostic) -> dict[str, Any]:
@@ -29,6 +44,7 @@ def _diagnostic(diagnostic: Diagnostic) -> dict[str, Any]:
         "name": diagnostic.name,
         "severity": diagnostic.severity.value,
         "message": diagnostic.message,
+        "url": url(diagnostic.code),
         "fix": _fix(diagnostic.fix) if diagnostic.fix is not None else None,
         "related": [_related(related) for related in diagnostic.related],
     }

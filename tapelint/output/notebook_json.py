@@ -173,6 +173,15 @@ class NotebookText:
             return None
         return first, last, json.dumps(content, ensure_ascii=False)[1:-1]
 
+    def line(self, number: int) -> str | None:
+        """Line `number` (1-based) of the JSON text, without its line end."""
+        lines = self._lines
+        return lines[number - 1].rstrip("\r") if 1 <= number <= len(lines) else None
+
+    @cached_property
+    def _lines(self) -> list[str]:
+        return self._text.split("\n")
+
     def _cell(self, number: int) -> _Cell | None:
         if number not in self._cells:
             self._cells[number] = self._read_cell(number)

@@ -65,7 +65,7 @@ _TREES_KEPT = 4
 class _Piece:
     """What libcst made of one piece of the text."""
 
-    body: tuple[cst.BaseStatement, ...]
+    body: tuple[cst.SimpleStatementLine | cst.BaseCompoundStatement, ...]
     header: tuple[cst.EmptyLine, ...]  # the first piece's only: the module's header
     footer: tuple[cst.EmptyLine, ...]
     has_trailing_newline: bool
@@ -91,9 +91,9 @@ class IncrementalParser:
     def parse_tree(self, text: str) -> ast.Module:
         """`ast.parse(text)`, with the top-level statements of a recent tree that an edit
         left alone; raises what `ast.parse` raises."""
-        for earlier, tree in self._trees:
-            if earlier == text:
-                return tree
+        for seen, seen_tree in self._trees:
+            if seen == text:
+                return seen_tree
         tree = None
         if self._trees and "__future__" not in text:
             earlier, earlier_tree = max(self._trees, key=lambda kept: _shared(kept[0], text))
@@ -178,7 +178,7 @@ def _parsed(text: str, *, first: bool) -> _Piece:
 def _joined(pieces: list[_Piece]) -> cst.Module | None:
     """The module of the pieces in order; None when they cannot make the whole's tree."""
     newline = pieces[0].newline
-    indents = {piece.indent for piece in pieces} - {None}
+    indents = {piece.indent for piece in pieces if piece.indent is not None}
     if len(indents) > 1 or any(piece.newline != newline for piece in pieces):
         return None
     if not all(piece.body for piece in pieces):
@@ -247,7 +247,7 @@ def _unowned(line: str) -> bool:
 
 
 def _first_line(statement: ast.stmt) -> int:
-    decorators = getattr(statement, "decorator_list", ())
+    decorators: list[ast.expr] = getattr(statement, "decorator_list", [])
     return min([statement.lineno, *(d.lineno for d in decorators)])
 
 

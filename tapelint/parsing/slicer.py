@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import ast
 import bisect
+import codecs
 import dataclasses
 import functools
+import io
 import itertools
 import re
+import tokenize
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -600,3 +603,21 @@ def too_large_to_parse(text: str) -> SyntaxProblem | None:
         return None
     problem = f"more than {MAX_PARSE_TOKENS:,} tokens of code to parse (a large data literal?)"
     return SyntaxProblem(1, 1, problem)
+
+
+def encoding_declaration_problem(data: bytes) -> SyntaxProblem | None:
+    """The TAP001 problem of source that starts with a UTF-8 byte order mark but declares
+    another encoding in a coding cookie: Python refuses to run it (a SyntaxError, "encoding
+    problem"), although either encoding may decode its bytes. None for any other source
+    (an unknown or undecodable encoding is not a syntax problem but a TAP002)."""
+    if not data.startswith(codecs.BOM_UTF8):
+        return None
+    try:  # the cookie alone, as Python reads it (the first two lines)
+        after_bom = io.BytesIO(data[len(codecs.BOM_UTF8) :])
+        declared, lines = tokenize.detect_encoding(after_bom.readline)
+    except SyntaxError:
+        return None
+    if declared == "utf-8":  # the cookie says UTF-8 too, or there is none
+        return None
+    problem = f"the file starts with a UTF-8 byte order mark but declares {declared}"
+    return SyntaxProblem(len(lines), 1, problem)

@@ -29,7 +29,7 @@ from tapelint.semantic.keras.keras_state import may_show_state
 from tapelint.semantic.project_model.summaries import FunctionSummary
 from tapelint.semantic.summarising.function_summaries import builder_summary
 
-_TOP_LEVEL_DEF = re.compile(r"^def[ \t]+(\w+)[ \t]*\(", re.MULTILINE)
+_TOP_LEVEL_DEF = re.compile(r"^(?:def|class)[ \t]+(\w+)[ \t]*[(:]", re.MULTILINE)
 
 
 def possible_builders(data: bytes) -> frozenset[str]:
@@ -68,11 +68,11 @@ def built_by(text: str, module: ModuleName, name: str) -> FunctionSummary | None
         )
         if sparse.tree is not None:
             model.set_text_tree(sparse.tree)
-        functions = [
+        defined = [
             node
             for node in parsed.body
-            if isinstance(node, cst.FunctionDef) and node.name.value == name
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)) and node.name.value == name
         ]
-        return builder_summary(model, functions[0]) if len(functions) == 1 else None
+        return builder_summary(model, defined[0]) if len(defined) == 1 else None
     except Exception:  # an engine bug, deep nesting: the function stays unknown
         return None

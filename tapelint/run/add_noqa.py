@@ -141,11 +141,15 @@ def _notebook(data: bytes, wanted: list[Diagnostic]) -> tuple[bytes, int, Skippe
     for diagnostic in wanted:
         by_cell[diagnostic.cell or 0].append(diagnostic)
     sources: dict[int, str] = {}
-    added, skipped = 0, []
+    added = 0
+    skipped: Skipped = []
     for number, found in sorted(by_cell.items()):
         cell = program.cell(number)
-        editable = cell is not None and cell.editable
-        sites = comment_sites("".join(f"{line}\n" for line in cell.lines)) if editable else None
+        sites = (
+            comment_sites("".join(f"{line}\n" for line in cell.lines))
+            if cell is not None and cell.editable
+            else None
+        )
         if cell is None or sites is None:
             skipped.extend((d, "its cell is not read as Python") for d in found)
             continue
@@ -195,7 +199,8 @@ def _add(
     targets: dict[int, list[Diagnostic]] = defaultdict(list)
     for diagnostic in wanted:
         targets[sites.noqa_line(diagnostic.start.line)].append(diagnostic)
-    added, skipped = 0, []
+    added = 0
+    skipped: Skipped = []
     for number, found in sorted(targets.items()):
         if not 1 <= number <= len(lines):
             skipped.extend((d, "its line is not in the file") for d in found)

@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 import tapelint
-from tapelint import rules as rules_package
+from tapelint import rules as rules_package  # type: ignore[attr-defined]  # mypy: `rules`
 from tapelint.findings.diagnostics import (
     Applicability,
     Diagnostic,
@@ -67,6 +67,7 @@ from tapelint.findings.diagnostics import (
 from tapelint.linter.engine import FileAnalysis
 from tapelint.linter.registry import rule_by_code_or_name
 from tapelint.semantic.project_model.summaries import ModuleSummary
+from tapelint.settings.bounded_read import read_regular_file
 from tapelint.settings.config import Settings
 
 # Bump when the entry format changes (6: summaries hold `transforms` and `classes`; 7: and
@@ -79,6 +80,10 @@ _CACHEDIR_TAG = (
     "# This file is a cache directory tag created by tapelint.\n"
     "# For information about cache directory tags see https://bford.info/cachedir/\n"
 )
+
+# An entry larger than this is a miss, not read: tapelint writes nothing near it (an entry
+# holds a file's findings and module summary; the file is at most `max-file-size`).
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
 
 # What a corrupt or foreign entry raises while it is decoded: a miss. (`json` raises a
 # RecursionError on deeply nested arrays or objects.)
@@ -228,8 +233,9 @@ class ResultCache:
         self._write(key, {"summary": None if summary is None else summary.to_json()})
 
     def _read(self, key: str) -> dict[str, Any]:
-        with open(self._entry(key), "rb") as file:
-            entry = json.load(file)
+        """An entry's JSON; an entry that is not a regular file (a FIFO, a symlink to a
+        device) or is too large raises OSError, as one that cannot be read does."""
+        entry = json.loads(read_regular_file(self._entry(key), MAX_ENTRY_BYTES))
         if not isinstance(entry, dict):
             raise TypeError("expected an object")
         return entry
@@ -343,7 +349,8 @@ def _diagnostic(item: dict[str, Any]) -> Diagnostic:
 
 def _related(item: Any) -> Related:
     path, line, column, message, cell = item
-    return Related(_string(path), *_ints([line, column], 2), _string(message), _cell(cell))
+    line_number, column_number = _ints([line, column], 2)
+    return Related(_string(path), line_number, column_number, _string(message), _cell(cell))
 
 
 def _cell(value: Any) -> int | None:

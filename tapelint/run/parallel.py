@@ -19,10 +19,15 @@ What goes wrong in a pool stays with the call it happened to (decisions):
   (`on_failure`); a pool that breaks twice with no call running fails what is left.
 - Workers do not outlive the run: on Linux each asks the kernel for SIGTERM when its
   parent dies (`PR_SET_PDEATHSIG`), elsewhere a thread of it watches the parent's pid.
-- SIGTERM and SIGHUP to the main process while a pool runs stop the run as Ctrl-C does
-  (`Terminated`, a KeyboardInterrupt): the workers are stopped and the run reports
-  `interrupted`. Workers ignore SIGINT (Ctrl-C is the parent's to handle). A file being
-  written when a signal comes is still written whole (`fixer.write_atomically`).
+- A signal that stops the run (`tapelint.interrupts`: Ctrl-C, SIGTERM, SIGHUP) stops the
+  workers: the main process terminates them, and each ends at once, or once the file it
+  is writing is written whole (`fixer.write_atomically`). Workers ignore SIGINT (Ctrl-C
+  is the parent's to handle) and take the default action for SIGTERM and SIGHUP. They are
+  forked with those signals held, and release them only once their own dispositions are
+  set: a signal in between never runs the parent's handler in a worker (which printed a
+  traceback), it ends the worker quietly.
+- Between calls, and before handing on each result, a run that got a signal stops, even
+  if the signal's exception was lost on its way (`interrupts.check`).
 """
 
 from __future__ import annotations
@@ -36,10 +41,12 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
+
+from tapelint import interrupts
 
 # Below this much source to parse, a pool costs more than it saves.
 POOL_MIN_BYTES = 128 * 1024
@@ -47,10 +54,6 @@ POOL_MIN_BYTES = 128 * 1024
 DIED = "the worker process checking it died"
 
 R = TypeVar("R")
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM or SIGHUP came while a pool ran: the run stops as for Ctrl-C."""
 
 
 def run_all(
@@ -79,6 +82,7 @@ def run_all(
         if pool.run(order):
             return
     for index in order:
+        interrupts.check()
         call = calls[index] if shared is None else (shared, *calls[index])
         on_result(index, function(*call))
 
@@ -210,14 +214,17 @@ class _Pool:
             return None
         unfinished: list[int] = []
         try:
-            with _signals_stop_the_run():
-                run = functools.partial(_run_group, self._function, self._shared is not None)
+            run = functools.partial(_run_group, self._function, self._shared is not None)
+            # The workers (forked at the first submit) and the pool's threads (started
+            # then) begin holding the stop signals: only this thread takes them.
+            with interrupts.held():
                 futures: list[tuple[list[int], Future[list[Any]]]] = [
                     (group, pool.submit(run, [(i, self._calls[i]) for i in group]))
                     for group in groups
                 ]
-                for group, future in futures:
-                    unfinished.extend(self._collect(group, future, alone=alone))
+            for group, future in futures:
+                interrupts.check()
+                unfinished.extend(self._collect(group, future, alone=alone))
         except BaseException:
             _stop(set(multiprocessing.active_children()) - before)
             raise
@@ -250,32 +257,13 @@ def _stop(workers: set[multiprocessing.process.BaseProcess]) -> None:
             worker.terminate()
 
 
-@contextlib.contextmanager
-def _signals_stop_the_run() -> Iterator[None]:
-    """SIGTERM and SIGHUP raise `Terminated` here while the pool runs (only the main
-    thread can handle signals: elsewhere nothing changes)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def terminated(signum: int, frame: object) -> None:
-        raise Terminated(signal.Signals(signum).name)
-
-    wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
-    previous = {signum: signal.signal(signum, terminated) for signum in wanted}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-
-
 # In a worker: what `run_all` was given as `shared`, and the calls' marks.
 _shared: object = None
 _marks: Any = None
 
 
 def _start_worker(shared: object, marks: Any, parent: int) -> None:
+    """In a worker, first: it was forked holding the stop signals (`_Pool._round`)."""
     global _shared, _marks
     _shared, _marks = shared, marks
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -283,6 +271,8 @@ def _start_worker(shared: object, marks: Any, parent: int) -> None:
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_DFL)
     _exit_with_parent(parent)
+    if hasattr(signal, "pthread_sigmask"):  # one held since the fork acts now
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, interrupts.STOP_SIGNALS)
 
 
 # prctl(2) option: the signal this process gets when its parent dies.

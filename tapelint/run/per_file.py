@@ -7,6 +7,12 @@
 - `finish_file`: the file checked again with the index of the project (when its result
   depends on other modules), and fixed when asked.
 
+Fixes are a compare-and-swap: each result carries the digest of the bytes it was computed
+from (`Analysed.digest`, `Checked.digest`), the fix stage works only on a file that still
+holds those bytes, and the write replaces only those bytes (`fixer.write_atomically`). A
+file changed in between is left as it is, with a warning (docs/robustness.md says why it
+is not checked again instead).
+
 Neither raises: an engine bug becomes an error for this file only, so the other files are
 still checked. A result per file (not a side effect) is what lets the runner run files in
 any order, in other processes, or answer from the cache.
@@ -14,6 +20,7 @@ any order, in other processes, or answer from the cache.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +29,9 @@ from tapelint.findings.diagnostics import Diagnostic
 from tapelint.findings.rule import Rule
 from tapelint.linter.engine import FileAnalysis, Linter, ModuleContext, decode_source
 from tapelint.linter.fixer import (
+    FileChanged,
     FixError,
+    NotRestored,
     encode_like,
     fix_source,
     fixable_count,
@@ -69,6 +78,9 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     noqa_added: int = 0  # with `add_noqa`: lines given a new or extended noqa comment
     noqa_paths: list[str] = field(default_factory=list)  # files they are in
+    skipped: int = (
+        0  # files and directories the walk skipped by policy (`tapelint.sources.discovery`)
+    )
 
     def add(self, other: Report) -> None:
         """Fold another (per-file) report into this one."""
@@ -106,6 +118,21 @@ class Analysed:
     analysis: FileAnalysis
     key: str | None = None  # its cache key (None: not cached)
     error: str | None = None  # an internal error: the file has no result
+    digest: bytes | None = None  # of the bytes checked (`content_digest`; None: not read)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A file's final diagnostics, and the digest of the bytes they came from (None: the
+    file could not be read)."""
+
+    diagnostics: list[Diagnostic]
+    digest: bytes | None
+
+
+def content_digest(data: bytes) -> bytes:
+    """What a fix compares to know the file still holds the bytes it was checked in."""
+    return hashlib.blake2b(data, digest_size=32).digest()
 
 
 # ---------------------------------------------------------------------- first pass
@@ -115,7 +142,7 @@ def analysis_without_parsing(
     """The first pass of a Python file when it can be had without a parse (no trigger, a
     cache hit), else None; and its cache key."""
     if not task.linter.may_report(data):
-        return Analysed(FileAnalysis([])), None
+        return Analysed(FileAnalysis([])), None  # nothing to fix: no digest needed
     if cache is None:
         return None, None
     # A lab notebook's results also depend on its solution's (`lab_solutions`).
@@ -124,7 +151,8 @@ def analysis_without_parsing(
         keyed = data + b"\0" + solution_bytes(task.display)
     key = cache.analysis_key(keyed, task.display, task.linter.codes, task.module.key)
     found = cache.get_analysis(key)
-    return (Analysed(found, key) if found is not None else None), key
+    answer = Analysed(found, key, digest=content_digest(data)) if found is not None else None
+    return answer, key
 
 
 def analyse_file(task: FileTask, cache: ResultCache | None, key: str | None) -> Analysed:
@@ -145,7 +173,7 @@ def first_pass(task: FileTask, data: bytes, cache: ResultCache | None, key: str 
         return Analysed(FileAnalysis([]), error=_internal(task.display, error))
     if cache is not None and key is not None:
         cache.put_analysis(key, analysis)
-    return Analysed(analysis, key)
+    return Analysed(analysis, key, digest=content_digest(data))
 
 
 def analyse_data(task: FileTask, data: bytes, context: ModuleContext) -> FileAnalysis:
@@ -160,13 +188,15 @@ class Finished:
     report: Report
     # With a re-check: the names it asked about (None: the first pass's result was kept).
     asked: frozenset[str] | None = None
+    digest: bytes | None = None  # of the bytes checked (None: the file could not be read)
 
 
 def finish_file(
-    task: FileTask, context: ModuleContext, options: Options, earlier: list[Diagnostic] | None
+    task: FileTask, context: ModuleContext, options: Options, earlier: Checked | None
 ) -> Finished:
     """The file's report: checked again with `context` when `earlier` (the first pass's
-    diagnostics, when they are final) is None, then fixed with `context` when asked."""
+    diagnostics, when they are final) is None, then fixed with `context` when asked.
+    Nothing is fixed in a file that no longer holds the bytes `earlier` came from."""
     report = Report()
     asked = None
     try:
@@ -174,12 +204,18 @@ def finish_file(
     except OSError as error:
         report.diagnostics = _unreadable(task, error).diagnostics
         return Finished(report)
+    digest = content_digest(data)
     try:
         if earlier is None:
             analysis = analyse_data(task, data, context)
             diagnostics, asked = analysis.diagnostics, analysis.asked
+        elif earlier.digest != digest:
+            report.diagnostics = earlier.diagnostics
+            what = "no noqa comments added" if options.add_noqa else "fixes not applied"
+            report.warnings.append(_changed(task.display, what))
+            return Finished(report, digest=digest)
         else:
-            diagnostics = earlier
+            diagnostics = earlier.diagnostics
         if options.fixing and fixable_count(diagnostics, unsafe=options.unsafe_fixes):
             diagnostics = _fix_file(task, data, diagnostics, context, options, report)
         elif options.add_noqa and diagnostics:
@@ -188,7 +224,31 @@ def finish_file(
     except Exception as error:  # an engine bug must not end the run for other files
         report.diagnostics = []
         report.errors.append(_internal(task.display, error))
-    return Finished(report, asked)
+    return Finished(report, asked, digest)
+
+
+def _changed(display: str, what: str) -> str:
+    """The warning for a file whose bytes are not those its findings came from."""
+    return (
+        f"{display}: {what}: {FileChanged()}; it is left as it is now, and its findings "
+        "are of the text it had before (run tapelint again)"
+    )
+
+
+def _unwritten(display: str, what: str, error: OSError) -> str:
+    """The error for a file that could not be written: whether it is unchanged."""
+    reason = error.strerror or str(error)
+    if not isinstance(error, NotRestored):
+        return f"{display}: cannot write {what}: {reason}; file left unchanged"
+    copy = (
+        f"its old content is saved in {error.old_copy}"
+        if error.old_copy is not None
+        else "its old content could not be saved anywhere"
+    )
+    return (
+        f"{display}: cannot write {what}: {reason}; THE FILE MAY BE DAMAGED: its old content "
+        f"could not be put back ({copy})"
+    )
 
 
 def _unreadable(task: FileTask, error: OSError) -> FileAnalysis:
@@ -221,11 +281,12 @@ def _add_noqa(
     if result.data is None:
         return result.remaining
     try:
-        write_atomically(task.source.path, result.data)
+        write_atomically(task.source.path, result.data, expected=data)
+    except FileChanged:
+        report.warnings.append(_changed(task.display, "no noqa comments added"))
+        return diagnostics
     except OSError as error:
-        report.errors.append(
-            f"{task.display}: cannot write noqa comments: {error.strerror or error}"
-        )
+        report.errors.append(_unwritten(task.display, "noqa comments", error))
         return diagnostics
     report.noqa_added += result.added
     report.noqa_paths.append(task.display)
@@ -250,12 +311,15 @@ def _fix_file(
         if options.diff:
             report.diffs.extend(unified_diff(*change) for change in fixed.changes)
         else:
-            write_atomically(task.source.path, fixed.data)
+            write_atomically(task.source.path, fixed.data, expected=data)
+    except FileChanged:
+        report.warnings.append(_changed(display, "fixes not applied"))
+        return diagnostics
     except FixError as error:
         report.warnings.append(f"{display}: fixes not applied: {error}; file left unchanged")
         return diagnostics
     except OSError as error:
-        report.errors.append(f"{display}: cannot write fixes: {error.strerror or error}")
+        report.errors.append(_unwritten(display, "fixes", error))
         return diagnostics
     report.fixed += fixed.fixed
     report.fixed_paths.append(display)
@@ -341,12 +405,14 @@ class Linters:
         )
         self.max_file_size = settings.max_file_size
         self.preview = settings.preview
+        self.ignore_noqa = settings.ignore_noqa
         # While the test-file default of per-file-ignores holds (setting the key replaces
-        # it), its rules are quiet in tests written in other files too (`test_code`).
-        keeps_default = (
+        # it), its rules are quiet in tests written in other files too, and the analysis
+        # gives test code its allowances (`test_code`); without it, tests are code like any.
+        self.tests_relaxed = (
             settings.per_file_ignores[: len(DEFAULT_PER_FILE_IGNORES)] == DEFAULT_PER_FILE_IGNORES
         )
-        self.quiet_in_tests = frozenset(TEST_CODE_IGNORES if keeps_default else ())
+        self.quiet_in_tests = frozenset(TEST_CODE_IGNORES if self.tests_relaxed else ())
         self._linters: dict[tuple[type[Rule], ...], Linter] = {}
 
     def for_file(self, path: Path) -> Linter:
@@ -364,5 +430,7 @@ class Linters:
                 self.max_file_size,
                 self.quiet_in_tests,
                 preview=self.preview,
+                tests_relaxed=self.tests_relaxed,
+                ignore_noqa=self.ignore_noqa,
             )
         return self._linters[rules]

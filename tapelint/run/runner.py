@@ -39,6 +39,7 @@ from tapelint.run import parallel
 from tapelint.run.cache import ResultCache
 from tapelint.run.per_file import (
     Analysed,
+    Checked,
     FileTask,
     Finished,
     Linters,
@@ -62,6 +63,7 @@ from tapelint.sources.discovery import (
     is_excluded,
     kind_of,
     read_source,
+    skip_policies,
 )
 
 __all__ = [
@@ -103,9 +105,15 @@ def run(
     options: Options,
     on_progress: Callable[[int, int], None] | None = None,
     stats: RunStats | None = None,
+    settings_for: Callable[[Path], Settings] | None = None,
 ) -> Report:
     """Check `paths`; `on_progress(done, total)` is called as each file pass finishes, and
-    `stats`, when given, is filled in."""
+    `stats`, when given, is filled in.
+
+    `settings` are the run's: where files are looked for and what the walk excludes.
+    `settings_for(path)`, when given, is each file's own (its closest configuration,
+    `tapelint.settings.resolution`): a file whose own `exclude` names it is left out as the
+    walk would have left it, and the files are checked in groups, one project a group."""
     stats = stats if stats is not None else RunStats()
     started = time.perf_counter()
     batch_garbage_collection()
@@ -114,29 +122,64 @@ def run(
         root=settings.root,
         exclude=settings.exclude_patterns,
         force_exclude=options.force_exclude,
+        skips=skip_policies(settings),
     )
     report = Report(
         errors=[f"{path}: no such file or directory" for path in found.missing],
         warnings=list(found.warnings),
+        skipped=len(found.skipped),
     )
+    groups: dict[Settings, list[SourceFile]] = {}
+    named = {os.path.abspath(path) for path in paths}
+    for source in found.files:
+        own = settings_for(source.path) if settings_for is not None else settings
+        if own != settings and _excluded_by_own(source, own, named, options.force_exclude):
+            continue
+        groups.setdefault(own, []).append(source)
+    progress = _Progress(sum(map(len, groups.values())), on_progress)
+    stats.files = progress.total
+    for group_settings, files in groups.items():
+        _run_group(files, group_settings, options, report, progress, stats)
+    later = stats.index_seconds + stats.second_seconds
+    stats.first_seconds = time.perf_counter() - started - later
+    report.diagnostics.sort(key=lambda d: d.sort_key)
+    return report
+
+
+def _excluded_by_own(
+    source: SourceFile, own: Settings, named: set[str], force_exclude: bool
+) -> bool:
+    """Whether a file's own configuration excludes it: as for the walk's, a file named on
+    the command line is still checked unless `force_exclude`."""
+    if str(source.path) in named and not force_exclude:
+        return False
+    return is_excluded(source.path, root=own.root, exclude=own.exclude_patterns)
+
+
+def _run_group(
+    files: list[SourceFile],
+    settings: Settings,
+    options: Options,
+    report: Report,
+    progress: _Progress,
+    stats: RunStats,
+) -> None:
+    """Check files that share their settings, in one project."""
     cache = _open_cache(settings, options, report)
     cwd = Path.cwd()
     linters = Linters(settings)
     project = Project(settings, linters=linters, cache=cache, cwd=cwd)
-    project.layout.add_run_files([source.real for source in found.files])
+    project.layout.add_run_files([source.real for source in files])
     tasks = [
         FileTask(source, display_path(source.path, cwd), linters.for_file(source.path))
-        for source in found.files
+        for source in files
     ]
-    progress = _Progress(len(tasks), on_progress)
-    stats.files = len(tasks)
     first = _first_passes(tasks, project, cache, options, progress, stats)
-    stats.first_seconds = time.perf_counter() - started
     for file_report in _second_passes(tasks, first, project, cache, options, progress, stats):
         report.add(file_report)
-    stats.modules_analysed, stats.imports_read = project.loaded
-    report.diagnostics.sort(key=lambda d: d.sort_key)
-    return report
+    modules, imports = project.loaded
+    stats.modules_analysed += modules
+    stats.imports_read += imports
 
 
 def batch_garbage_collection() -> None:
@@ -346,7 +389,7 @@ def _second_passes(
 ) -> list[Report]:
     started = time.perf_counter()
     reports: list[Report | None] = [None] * len(tasks)
-    final: dict[int, tuple[list[Diagnostic], View | None]] = {}  # diagnostics, their view
+    final: dict[int, tuple[Checked, View | None]] = {}  # diagnostics, their view
     rechecks: list[_Recheck] = []
     for index, (task, done) in enumerate(zip(tasks, first, strict=True)):
         if done.error is not None:
@@ -360,24 +403,25 @@ def _second_passes(
         if isinstance(indexed, _Recheck):
             rechecks.append(indexed)
             continue
-        final[index] = indexed[:2]
+        final[index] = (Checked(indexed[0], done.digest), indexed[1])
         stats.rechecked_from_cache += indexed[2]
-    stats.rechecked = len(rechecks)
-    stats.index_seconds = time.perf_counter() - started
+    stats.rechecked += len(rechecks)
+    indexed_at = time.perf_counter()
+    stats.index_seconds += indexed_at - started
     progress.more(len(rechecks))
     _recheck(rechecks, tasks, first, project, cache, options, reports, final, progress)
     to_fix = [
-        (index, diagnostics, view)
-        for index, (diagnostics, view) in sorted(final.items())
-        if (options.fixing and fixable_count(diagnostics, unsafe=options.unsafe_fixes))
-        or (options.add_noqa and diagnostics)
+        (index, checked, view)
+        for index, (checked, view) in sorted(final.items())
+        if (options.fixing and fixable_count(checked.diagnostics, unsafe=options.unsafe_fixes))
+        or (options.add_noqa and checked.diagnostics)
     ]
-    for index, (diagnostics, _) in final.items():
-        reports[index] = Report(diagnostics=diagnostics)
+    for index, (checked, _) in final.items():
+        reports[index] = Report(diagnostics=checked.diagnostics)
     progress.more(len(to_fix))
     fixing = _with_files_as_checked(tasks, first, [index for index, _, _ in to_fix])
     _fix(to_fix, fixing, project, options, reports, progress)
-    stats.second_seconds = time.perf_counter() - started - stats.index_seconds
+    stats.second_seconds += time.perf_counter() - indexed_at
     return [report if report is not None else Report() for report in reports]
 
 
@@ -440,7 +484,7 @@ def _recheck(
     cache: ResultCache | None,
     options: Options,
     reports: list[Report | None],
-    final: dict[int, tuple[list[Diagnostic], View | None]],
+    final: dict[int, tuple[Checked, View | None]],
     progress: _Progress,
 ) -> None:
     """Check files again with their views; a check that asked about a name its view did
@@ -480,7 +524,8 @@ def _recheck(
                     if cache is not None and recheck.key is not None:
                         digest = _digest(recheck.view, analysis.summary, asked)
                         cache.put_recheck(recheck.key, result.report.diagnostics, asked, digest)
-                    final[recheck.index] = (result.report.diagnostics, recheck.view)
+                    checked = Checked(result.report.diagnostics, result.digest)
+                    final[recheck.index] = (checked, recheck.view)
                     continue
                 wider = project.view(
                     task.source.real, task.module, analysis.summary, recheck.view.names | asked
@@ -515,7 +560,7 @@ def _with_files_as_checked(
 
 
 def _fix(
-    to_fix: list[tuple[int, list[Diagnostic], View | None]],
+    to_fix: list[tuple[int, Checked, View | None]],
     tasks: list[FileTask],
     project: Project,
     options: Options,
@@ -536,8 +581,8 @@ def _fix(
     parallel.run_all(
         finish_file,
         [
-            (tasks[index], project.context(tasks[index].module, view), options, diagnostics)
-            for index, diagnostics, view in to_fix
+            (tasks[index], project.context(tasks[index].module, view), options, checked)
+            for index, checked, view in to_fix
         ],
         [_size(tasks[index]) for index, _, _ in to_fix],
         jobs=options.jobs,

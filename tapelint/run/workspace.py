@@ -293,9 +293,9 @@ class Project:
         functions = {**built, **summary.functions}
         if transformed is None:
             return name, replace(summary, functions=functions)
-        for key, found in transformed.functions.items():
+        for key, function in transformed.functions.items():
             known = functions.get(key)
-            functions[key] = replace(known, transforms=found.transforms) if known else found
+            functions[key] = replace(known, transforms=function.transforms) if known else function
         return name, replace(
             summary,
             functions=functions,

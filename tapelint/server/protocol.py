@@ -4,8 +4,10 @@ that does the job (linting, actions, docs, settings)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
@@ -16,17 +18,22 @@ from tapelint.server.checking import fix_safely
 from tapelint.server.docs import rule_page
 from tapelint.server.documents import PYTHON
 from tapelint.server.linting import Linting
-from tapelint.server.messages import TapelintProtocol
+from tapelint.server.messages import UNPARSABLE, TapelintProtocol
 from tapelint.server.projects import Projects
 from tapelint.server.results import Result
 from tapelint.server.settings import ClientSettings, ProjectSettings, workspace_root
 
+if TYPE_CHECKING:
+    from pygls.server import ServerErrors
+
 _CHECKED_SUFFIXES = (".py", ".ipynb")
 # Files whose change can change a project's settings (excludes read .gitignore files too).
-_CONFIG_FILES = ("pyproject.toml", ".gitignore")
+_CONFIG_FILES = ("pyproject.toml", "tapelint.toml", ".gitignore")
 
 
 class TapelintServer(LanguageServer):
+    protocol: TapelintProtocol
+
     def __init__(self) -> None:
         super().__init__(
             "tapelint",
@@ -50,6 +57,14 @@ class TapelintServer(LanguageServer):
         self.shut_down = False
         self.languages: dict[str, str | None] = {}  # of the open text documents
         self._reported: set[str] = set()
+
+    def report_server_error(self, error: Exception, source: ServerErrors) -> None:
+        """pygls's read loop reports a body it could not parse here (as a JsonRpcException):
+        that is answered with a parse error, not shown to the user as a server error."""
+        if source is JsonRpcException and isinstance(error, UNPARSABLE):
+            self.protocol.answer_parse_error(error)
+            return
+        super().report_server_error(error, source)
 
     def is_checked(self, uri: str) -> bool:
         """Whether a text document is Python (by its language, else by its name)."""
@@ -294,9 +309,9 @@ def _contains(found: types.Range, position: types.Position) -> bool:
     return start <= where <= (found.end.line, found.end.character)
 
 
-def _capability(server: TapelintServer, *path: str) -> object:
+def _capability(server: TapelintServer, *path: str) -> Any:
     """A client capability by its attribute path; None where the client left it out."""
-    value: object = server.client_capabilities
+    value: Any = server.client_capabilities
     for name in path:
         value = getattr(value, name, None)
         if value is None:

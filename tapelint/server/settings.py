@@ -1,18 +1,21 @@
 """Which settings check a document: its project's configuration, read as `tapelint check`
 reads it, with the editor's own settings on top.
 
-Project configuration. A document's project is the nearest `pyproject.toml` with a
-`[tool.tapelint]` table at or above the document's directory (as `tapelint check` run from
-that directory finds it); its directory is the root for `exclude`, `extend-exclude` and
-`per-file-ignores`. Without one, the defaults apply with the workspace folder that holds the
-document as the root. Excluded files get no diagnostics (`tapelint check --force-exclude`).
+Project configuration. A document's settings are resolved as `tapelint check` resolves each
+file's (`tapelint.settings.resolution`): the nearest `tapelint.toml`, or `pyproject.toml` with
+a `[tool.tapelint]` table, at or above the document's directory, following its `extend`; its
+directory is the root for `exclude`, `extend-exclude` and `per-file-ignores`. Without one,
+the defaults apply with the workspace folder that holds the document as the root. Excluded
+files get no diagnostics (`tapelint check --force-exclude`).
 
-Reading it again. Each check stats the `pyproject.toml` of every directory from the
-document's up to the filesystem root (a dozen `stat` calls, microseconds) and re-reads the
+Reading it again. Each check stats the config files of every directory from the
+document's up to the filesystem root (a few dozen `stat` calls, microseconds) and re-reads the
 configuration only when one of them appeared, disappeared or changed, so an edited config
-applies to the next check without a restart and no keystroke re-reads it. A client that can
-watch files is also asked to report changes to `pyproject.toml` and `.gitignore`, and the
-server then re-checks every open document at once instead of at the next edit.
+applies to the next check without a restart and no keystroke re-reads it (a base file named
+by `extend` is not among them: its edit applies with the next change of a config file on the
+way, or a restart). A client that can watch files is also asked to report changes to
+`pyproject.toml`, `tapelint.toml` and `.gitignore`, and the server then re-checks every open
+document at once instead of at the next edit.
 
 Editor settings (`initializationOptions`, or the `tapelint` section of the workspace
 configuration), all optional:
@@ -33,7 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tapelint.settings.config import ConfigError, Settings, find_config, load_settings
+from tapelint.settings.config import CONFIG_NAMES, ConfigError, Settings
+from tapelint.settings.resolution import ConfigSource
 from tapelint.settings.selection import SelectorError, validate
 
 _SELECTOR_KEYS = {"select": "select", "extendSelect": "extend_select", "ignore": "ignore"}
@@ -133,17 +137,16 @@ class ProjectSettings:
 
     def _read(self, directory: Path, path: Path) -> tuple[Settings, str | None]:
         try:
-            config = find_config(directory)
-            if config is not None:
-                return load_settings(config), None
+            return ConfigSource().settings_for(directory, self.root_of(path)), None
         except ConfigError as error:
             return Settings(root=self.root_of(path)), str(error)
-        return Settings(root=self.root_of(path)), None
 
 
 def _fingerprint(directory: Path) -> tuple:
-    """What `find_config` reads, cheaply: each ancestor's pyproject.toml, as stat sees it."""
-    return tuple(_stat(parent / "pyproject.toml") for parent in (directory, *directory.parents))
+    """What `find_config` reads, cheaply: each ancestor's config files, as stat sees them."""
+    return tuple(
+        _stat(parent / name) for parent in (directory, *directory.parents) for name in CONFIG_NAMES
+    )
 
 
 def _stat(path: Path) -> tuple[int, int, int] | None:

@@ -96,7 +96,7 @@ def _hands_on(call: ast.Call, cell: str) -> bool:
         keyword = next((k.value for k in call.keywords if k.arg == "raw_cell"), None)
         return _is_name(call.args[0] if call.args else keyword, cell)
     if isinstance(func, ast.Name) and func.id == "exec" and call.args:
-        code = call.args[0]
+        code: ast.expr | None = call.args[0]
         if isinstance(code, ast.Call) and getattr(code.func, "id", None) == "compile":
             code = code.args[0] if code.args else None
         return _is_name(code, cell)

@@ -9,11 +9,19 @@ Rules of the walk:
   deciding as in git. For a path outside the project root, its own directory stands in for
   the root.
 - A copy of TensorFlow's or Keras's own source tree below the project root is skipped like
-  an excluded directory (`tapelint.settings.policies.vendored_frameworks`).
+  an excluded directory (`tapelint.settings.policies.vendored_frameworks`): a project that
+  carries one (a TinyML book's
+  examples ship inside a TensorFlow checkout) did not write it, and its tests exercise
+  gradient edge cases on purpose. The framework's own repository, whose package sits
+  directly in the root, is checked as any project. `skip-vendored-frameworks = false`
+  checks such a copy.
 - An older copy of a file of the project (`training_BACKUP.py` beside `training.py`,
   `archive/models.py` under a package with its own `models.py`) is skipped too
   (`tapelint.settings.policies.stale_copies`): nothing runs it, and its findings repeat the
   live file's.
+  `skip-older-copies = false` checks them.
+- Those two are skips by policy, not by the user's excludes: each is recorded with its
+  reason (`Discovery.skipped`), so that the summary counts them and `--show-files` names them.
 - A path named on the command line is checked even when excluded (pre-commit names files
   one by one), unless `force_exclude`. An excluded directory named explicitly is walked as
   if it were a project root of its own.
@@ -34,11 +42,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tapelint.settings.globs import Globs, gitignore_spec
-from tapelint.settings.policies.stale_copies import stale_copy
+from tapelint.settings.policies.stale_copies import copied_file
 from tapelint.settings.policies.vendored_frameworks import vendored_framework
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
+
+    from tapelint.settings.config import Settings
 
 
 class SourceKind(Enum):
@@ -56,17 +66,42 @@ class SourceFile:
     real: str = field(default="", compare=False)  # the path with symlinks resolved
 
 
+@dataclass(frozen=True)
+class SkipPolicies:
+    """Which skips by policy a walk makes (the settings `skip-older-copies` and
+    `skip-vendored-frameworks`)."""
+
+    older_copies: bool = True
+    vendored_frameworks: bool = True
+
+
+def skip_policies(settings: Settings) -> SkipPolicies:
+    return SkipPolicies(settings.skip_older_copies, settings.skip_vendored_frameworks)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: str  # as walked (absolute)
+    reason: str  # why, in words: "an older copy of train.py"
+
+
 @dataclass
 class Discovery:
     files: list[SourceFile]
     missing: list[str]  # paths named on the command line that do not exist
     warnings: list[str]  # directories or .gitignore files that could not be read
+    skipped: list[Skipped] = field(default_factory=list)  # by policy, in walk order
 
 
 def discover(
-    paths: Sequence[str], *, root: Path, exclude: Sequence[str], force_exclude: bool = False
+    paths: Sequence[str],
+    *,
+    root: Path,
+    exclude: Sequence[str],
+    force_exclude: bool = False,
+    skips: SkipPolicies = SkipPolicies(),
 ) -> Discovery:
-    walker = _Walker(os.fspath(root.resolve()), Globs(exclude))
+    walker = _Walker(os.fspath(root.resolve()), Globs(exclude), skips)
     found: dict[str, str] = {}  # resolved path -> the path it was first found by
     missing: list[str] = []
     for given in paths:
@@ -84,7 +119,8 @@ def discover(
     # The order of Path objects (component by component), without building them to sort.
     ordered = sorted(found.items(), key=lambda item: item[1].split(os.sep))
     files = [SourceFile(Path(path), kind_of(path), real) for real, path in ordered]
-    return Discovery(files, missing, walker.warnings)
+    skipped = [skip for skip in walker.skipped if os.path.realpath(skip.path) not in found]
+    return Discovery(files, missing, walker.warnings, skipped)
 
 
 def is_excluded(path: Path, *, root: Path, exclude: Sequence[str]) -> bool:
@@ -132,10 +168,12 @@ class _Walker:
     """Walks with `os.scandir` and plain strings, carrying each directory's applicable
     `.gitignore` specs down to its children instead of looking them up again per path."""
 
-    def __init__(self, root: str, exclude: Globs) -> None:
+    def __init__(self, root: str, exclude: Globs, skips: SkipPolicies = SkipPolicies()) -> None:
         self.root = root
         self.exclude = exclude
+        self.skips = skips
         self.warnings: list[str] = []
+        self.skipped: list[Skipped] = []
         self._gitignores: dict[str, GitIgnoreSpec | None] = {}
 
     def expand(self, path: str, *, force_exclude: bool) -> Iterator[tuple[str, str]]:
@@ -194,15 +232,30 @@ class _Walker:
                 entry_relative = f"{relative}/{name}" if relative else name
                 if self._excluded_relative(entry_relative, is_dir, specs):
                     continue
-                if is_dir and "/" in entry_relative and vendored_framework(path):
-                    continue
-                if not is_dir and stale_copy(path):
+                reason = self._skipped_by_policy(path, entry_relative, is_dir)
+                if reason is not None:
+                    self.skipped.append(Skipped(path, reason))
                     continue
                 if is_dir:
                     pending.append((path, os.path.join(real, name), entry_relative, specs))
                 else:
                     resolved = os.path.realpath(path) if entry.is_symlink() else None
                     yield resolved or os.path.join(real, name), path
+
+    def _skipped_by_policy(self, path: str, relative: str, is_dir: bool) -> str | None:
+        """Why a walked path is skipped by a skip policy, or None when it is not."""
+        if is_dir:
+            if self.skips.vendored_frameworks and "/" in relative and vendored_framework(path):
+                return f"a copy of {os.path.basename(path)}'s own source tree"
+            return None
+        if self.skips.older_copies:
+            original = copied_file(path)
+            if original is not None:
+                shown = (
+                    _relative(original, self.root) if _is_under(original, self.root) else original
+                )
+                return f"an older copy of {shown}"
+        return None
 
     def _excluded_relative(
         self, relative: str, is_dir: bool, specs: tuple[tuple[int, GitIgnoreSpec], ...]

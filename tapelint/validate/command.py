@@ -4,7 +4,8 @@ diagnostic a verdict.
 Exit status: 1 when a diagnostic is confirmed or a problem was found at runtime; else 3 when
 the program failed (an error, a non-zero exit, a signal, or the time limit) before its first
 optimizer step; else 0. 2 is tapelint's own trouble: bad usage, TensorFlow not importable,
-a program that could not be started or started no instrumented Python.
+a program that could not be started or started no instrumented Python. 128 + N: interrupted
+by signal N (Ctrl-C, SIGTERM, SIGHUP), after the program's processes were ended.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import click
 
+from tapelint.interrupts import Interrupted
 from tapelint.run.runner import Options, Report, display_path, run
 from tapelint.settings.config import Settings
 from tapelint.validate import report, tflog
@@ -58,6 +60,17 @@ class Request:
 
 
 def validate(request: Request) -> int:
+    """SIGINT, SIGTERM and SIGHUP end the run, and every process of the program, with exit
+    status 128 + the signal's number: the entry point's handlers (`tapelint.interrupts`)
+    raise `Interrupted`, and the program's processes end on its way out (`launch`)."""
+    try:
+        return _validate(request)
+    except Interrupted as stop:
+        click.echo(f"error: interrupted ({signal.Signals(stop.signum).name})", err=True)
+        return 128 + stop.signum
+
+
+def _validate(request: Request) -> int:
     command, static_paths = _command(request)
     cwd = Path.cwd()
     # Checked before the run, so that the probe can watch their lines for exceptions.

@@ -341,9 +341,13 @@ def test_builders_say_what_they_build():
     # A parameter handed back, a path that returns None, a coroutine: nothing built.
     assert built == {
         "build_classifier": Built(
-            True, in_variables="BatchNormalization", in_weights="BatchNormalization"
+            True,
+            in_variables="BatchNormalization",
+            in_weights="BatchNormalization",
+            training_part="BatchNormalization",
         ),
-        "build_noisy": Built(True, in_variables="Dropout"),  # seed state is not a weight
+        # Seed state is not a weight; dropout computes something else in training.
+        "build_noisy": Built(True, in_variables="Dropout", training_part="Dropout"),
         "build_plain": Built(True),
         "build_layer": Built(
             False, in_variables="Dense(trainable=False)", in_weights="Dense(trainable=False)"

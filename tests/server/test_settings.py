@@ -4,6 +4,7 @@ on top; and when documents are checked again (other files of the project, stale 
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
@@ -57,7 +58,7 @@ async def test_config_files_are_watched(client: LanguageClient, tmp_path: Path):
     [registration] = client.registrations
     assert registration.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES
     globs = [w["globPattern"] for w in registration.register_options["watchers"]]
-    assert globs == ["**/pyproject.toml", "**/.gitignore"]
+    assert globs == ["**/pyproject.toml", "**/tapelint.toml", "**/.gitignore"]
 
 
 async def test_a_config_change_applies_without_a_restart(client: LanguageClient, tmp_path: Path):
@@ -98,6 +99,24 @@ async def test_per_file_ignores_and_excludes_apply_as_for_the_command(
         found = await session.diagnostics(uri, version=1)
         assert codes(found) == expected_codes, name
         expected = cli_findings(TWO_FINDINGS, name, tmp_path)
+        assert sorted(map(published_key, found)) == sorted(map(as_published, expected))
+
+
+async def test_a_subprojects_tapelint_toml_applies_as_for_the_command(
+    client: LanguageClient, tmp_path: Path
+):
+    """The issue's monorepo: the workspace is the root; pkgA's own config ignores TAP101."""
+    (tmp_path / "pyproject.toml").write_text("[tool.tapelint]\n", encoding="utf-8")
+    (tmp_path / "pkgA").mkdir()
+    (tmp_path / "pkgA" / "tapelint.toml").write_text('ignore = ["TAP101"]\n', encoding="utf-8")
+    session, _ = await Session.start(client, tmp_path)
+    for name, expected_codes in [("pkgA/train.py", ["TAP401"]), ("train.py", ["TAP101", "TAP401"])]:
+        uri = session.open(name, TWO_FINDINGS)
+        found = await session.diagnostics(uri, version=1)
+        assert codes(found) == expected_codes, name
+        # The command, run at the root, says the same of this file.
+        run = cli(TWO_FINDINGS, name, tmp_path, "--output-format", "json")
+        expected = [f for f in json.loads(run.stdout) if f["path"] == name]
         assert sorted(map(published_key, found)) == sorted(map(as_published, expected))
 
 

@@ -171,13 +171,14 @@ def file_uses(originals: Sequence[str], code: CellCode) -> tuple[FileUse, ...]:
         match = _MAGIC_LINE.match(text)
         if match is None:
             continue
-        magic, arguments = match.group("magic"), match.group("args") or ""
-        if magic == "run":
+        arguments = match.group("args") or ""
+        kind: Kind = "run" if match.group("magic") == "run" else "load"  # the two it matches
+        if kind == "run":
             written = run_target(arguments)
         else:
             written = load_target(arguments) if _alone(code.lines, index) else None
         if written is not None:
-            uses.append(FileUse(magic, written, ordinal))
+            uses.append(FileUse(kind, written, ordinal))
     copy = _LOADED_COPY.match(originals[0]) if originals else None
     if copy is not None and code.lines[0] == originals[0] and not code.special:
         written = load_target(copy.group("args"))

@@ -167,6 +167,8 @@ def read_notebook(data: bytes) -> NotebookProgram | None:
         raise NotebookError(f"not a notebook: cannot decode: {error}") from None
     except ValueError as error:
         raise NotebookError(f"not a notebook: invalid JSON: {error}") from None
+    except RecursionError:  # json's decoder recurses once per level of nesting
+        raise NotebookError("not a notebook: its JSON is nested too deeply") from None
     cells = _cells(document)
     if not _is_python(document.get("metadata")):
         return None
@@ -337,6 +339,8 @@ def with_cell_sources(data: bytes, sources: dict[int, str]) -> bytes:
         document = json.loads(data)
     except ValueError as error:  # UnicodeDecodeError included
         raise FixError(f"not a notebook: {error}") from None
+    except RecursionError:
+        raise FixError("not a notebook: its JSON is nested too deeply") from None
     dump = _serialiser_of(document, data)
     _cells(document)
     _replace_sources(document, sources)
@@ -448,7 +452,11 @@ def _serialiser_of(document: Any, data: bytes) -> Callable[[Any], bytes]:
     for indent in (1, 2, 4, None):
         for sort_keys in (True, False):
             for ensure_ascii in (False, True):
-                options = {"indent": indent, "sort_keys": sort_keys, "ensure_ascii": ensure_ascii}
+                options: dict[str, Any] = {
+                    "indent": indent,
+                    "sort_keys": sort_keys,
+                    "ensure_ascii": ensure_ascii,
+                }
                 text = json.dumps(document, **options)
                 if original in (text, text + "\n"):
                     ending = original[len(text) :]

@@ -226,8 +226,11 @@ def _enclosing_class(model: FileModel, call: cst.Call) -> cst.ClassDef | None:
     scope: Scope | None = site.scope if site is not None else None
     while scope is not None:
         parent = scope.parent
-        is_method = parent is not None and isinstance(parent.node, cst.ClassDef)
-        if isinstance(scope.node, cst.FunctionDef) and is_method:
+        if (
+            isinstance(scope.node, cst.FunctionDef)
+            and parent is not None
+            and isinstance(parent.node, cst.ClassDef)
+        ):
             return parent.node
         scope = parent
     return None
@@ -307,8 +310,12 @@ def referenced_callee(
     """The function a reference names when it is handed on rather than called (`add_noise`
     or `self.add_noise` given to `tf.nest.map_structure` at call `at`): what `callee_of`
     resolves for a call of it written there."""
-    is_self = isinstance(reference, cst.Attribute) and isinstance(reference.value, cst.Name)
-    if is_self and reference.value.value == "self" and model.imports.qualify(reference) is None:
+    if (
+        isinstance(reference, cst.Attribute)
+        and isinstance(reference.value, cst.Name)
+        and reference.value.value == "self"
+        and model.imports.qualify(reference) is None
+    ):
         cls = _enclosing_class(model, at)
         if cls is None:
             return None

@@ -141,7 +141,9 @@ def overridden_here(model: FileModel, qualified: str, method: str) -> bool:
             derived[name] = False  # a cycle derives from nothing
             for base in classes.classes[name].bases:
                 written = classes.qualify(base, module)
-                inside = written is not None and written.startswith(f"{module}.")
+                if written is None:
+                    continue
+                inside = written.startswith(f"{module}.")
                 local = written[len(module) + 1 :] if inside else ""
                 if written == qualified or (local in classes.classes and derives(local)):
                     derived[name] = True

@@ -325,7 +325,9 @@ class StepIndex:
         if isinstance(func, cst.Attribute) and func.attr.value in _STEP_METHODS:
             return True
         callees = self.callees(site)
-        return bool(callees) and all(self.is_step(function) for function in callees)
+        if not callees:
+            return False
+        return all(self.is_step(function) for function in callees)
 
     def is_training_loop(self, loop: cst.CSTNode, scope: Scope) -> bool:
         """Whether `loop` (a `for`/`while` of `scope`) runs a training step in its own

@@ -131,7 +131,7 @@ class AstStatements:
 
 def _first_line(statement: ast.stmt) -> int:
     """Where the slicer's cut of a statement begins: its first decorator, else itself."""
-    decorators = getattr(statement, "decorator_list", ())
+    decorators: list[ast.expr] = getattr(statement, "decorator_list", [])
     return min([statement.lineno, *(d.lineno for d in decorators)])
 
 

@@ -94,9 +94,9 @@ class ModelBuilder:
         self.none_checks: dict[cst.Name, NoneCheck] = {}
         self.calls: dict[cst.Call, CallSite] = {}
         self.defs_by_stmt: dict[cst.CSTNode, list[Def]] = {}
-        self.uses_by_node: dict[cst.Name, Use] = {}
+        self.uses_by_node: dict[cst.CSTNode, Use] = {}  # by its Name or tracked Attribute
         self.stmt_parent: dict[cst.CSTNode, tuple[cst.CSTNode, tuple[cst.CSTNode, ...], int]] = {}
-        self.stmt_of: dict[cst.CSTNode, cst.CSTNode | None] = {}
+        self.stmt_of: dict[cst.CSTNode, cst.CSTNode] = {}
         self._defs: dict[tuple[int, str], Def] = {}
         self._scope_defs: dict[Scope, dict[str, list[Def]]] = {}
         self._ctor_tapes: dict[cst.Call, TapeInstance] = {}
@@ -109,7 +109,7 @@ class ModelBuilder:
         self.scope: Scope
         self.state: State | None = None
         self.ctx: Context = ()
-        self.stmt: cst.CSTNode | None = None
+        self.stmt: cst.CSTNode  # the statement being walked: each walk sets it before reading
         self.feeds_value = True
         self.loop_stack: list[tuple[list[State], list[State]]] = []
         self.loop_depth = 0
@@ -279,7 +279,7 @@ class ModelBuilder:
         name: str,
         kind: DefKind,
         value: cst.BaseExpression | None,
-        stmt: cst.CSTNode | None,
+        stmt: cst.CSTNode,
         unpack_index: tuple[int, ...] = (),
     ) -> Def:
         key = (id(target), name)
@@ -298,16 +298,14 @@ class ModelBuilder:
             )
             self._defs[key] = d
             self._scope_defs[self.scope].setdefault(name, []).append(d)
-            if stmt is not None:
-                self.defs_by_stmt.setdefault(stmt, []).append(d)
+            self.defs_by_stmt.setdefault(stmt, []).append(d)
         if self.state is not None:
             self.state.bind(name, frozenset((d,)))
         return d
 
-    def _use(self, node: cst.Name | cst.Attribute, key: str | None = None) -> Use:
-        """Record a load of a name (or of a tracked attribute such as `self.tape`, by its
-        dotted `key`) with the definitions reaching it."""
-        key = key if key is not None else node.value
+    def _use(self, node: cst.Name | cst.Attribute, key: str) -> Use:
+        """Record a load of a name (or of a tracked attribute such as `self.tape`), by its
+        dotted `key`, with the definitions reaching it."""
         defs = self.state.lookup(key) if self.state else frozenset()
         use = self.uses_by_node.get(node)
         if use is None:
@@ -349,9 +347,10 @@ class ModelBuilder:
                     self._bind(element.value, value, sub_kind, (*index, i))
         elif isinstance(target, cst.StarredElement):
             self._bind(target.value, value, kind, ())
-        elif isinstance(target, cst.Attribute) and self._binds_tracked_attribute(target, value):
+        elif isinstance(target, cst.Attribute) and (
+            key := self._tracked_attribute_key(target, value)
+        ):
             self._expr(target.value)
-            key = dotted_name(target)
             d = self._define(target, key, kind, value, self.stmt)
             tape = self._tape_bound_by(value) if value is not None else None
             if tape is not None:
@@ -360,16 +359,17 @@ class ModelBuilder:
         else:  # attribute or subscript: evaluates its object, binds no local name
             self._expr(target)
 
-    def _binds_tracked_attribute(
+    def _tracked_attribute_key(
         self, target: cst.Attribute, value: cst.BaseExpression | None
-    ) -> bool:
-        """Attributes are followed like names once a tape is stored in one (`self.tape`)."""
+    ) -> str | None:
+        """Attributes are followed like names once a tape is stored in one (`self.tape`):
+        the dotted name `target` binds when it is followed."""
         key = dotted_name(target)
         if key is None:
-            return False
+            return None
         if value is not None and self._tape_bound_by(value) is not None:
             self._tracked_attributes.add(key)
-        return key in self._tracked_attributes
+        return key if key in self._tracked_attributes else None
 
     def _tape_handed_back(
         self, value: cst.BaseExpression | None, kind: DefKind, index: tuple[int, ...]
@@ -477,7 +477,7 @@ class ModelBuilder:
             self.state = None
         elif isinstance(node, cst.Import):
             for alias in node.names:
-                bound = alias.asname.name if alias.asname else alias.name
+                bound: cst.BaseExpression = alias.asname.name if alias.asname else alias.name
                 while isinstance(bound, cst.Attribute):
                     bound = bound.value
                 if isinstance(bound, cst.Name):
@@ -490,7 +490,10 @@ class ModelBuilder:
 
     def _del(self, target: cst.BaseExpression) -> None:
         key = dotted_name(target)
-        if isinstance(target, cst.Name) or key in self._tracked_attributes:
+        if key is not None and (
+            isinstance(target, cst.Name)
+            or (isinstance(target, cst.Attribute) and key in self._tracked_attributes)
+        ):
             if isinstance(target, cst.Attribute):
                 self._expr(target.value)
             use = self._use(target, key)
@@ -621,8 +624,9 @@ class ModelBuilder:
         tape (TensorFlow drops the used one at that call), so its call count starts over."""
         for frame in frames:
             tape = frame.tape
-            fresh = frame.kind is FrameKind.TAPE and tape is not None and tape.persistent is Tri.NO
-            if fresh and self.state is not None:
+            if tape is None or frame.kind is not FrameKind.TAPE or tape.persistent is not Tri.NO:
+                continue
+            if self.state is not None:
                 self.state.counts[tape] = 0
 
     def _frame_entered_by(self, expr: cst.BaseExpression, node: cst.With) -> Frame | None:
@@ -634,9 +638,10 @@ class ModelBuilder:
                 return Frame(FrameKind.STOP, node, call.tape)
         elif isinstance(expr, (cst.Name, cst.Attribute)):
             use = self.uses_by_node.get(expr)
-            tape = self._tape_of(use) if use is not None else None
-            if tape is not None:
-                use.tape_role = "with"
+            if use is not None:
+                tape = self._tape_of(use)
+                if tape is not None:
+                    use.tape_role = "with"
         if tape is None:
             return None
         return Frame(FrameKind.TAPE, node, tape)
@@ -681,12 +686,12 @@ class ModelBuilder:
     def _expr(self, node: cst.CSTNode) -> None:
         self.stmt_of[node] = self.stmt
         if isinstance(node, cst.Name):
-            self._use(node)
+            self._use(node, node.value)
         elif isinstance(node, cst.Attribute):
             self._expr(node.value)
             if self._tracked_attributes:
                 key = dotted_name(node)
-                if key in self._tracked_attributes:
+                if key is not None and key in self._tracked_attributes:
                     self._use(node, key)
         elif isinstance(node, cst.Call):
             self._call(node)
@@ -718,8 +723,8 @@ class ModelBuilder:
             self._expr(node.value)
             # An index picks elements; no gradient flows through it (`losses[int(k)]`).
             saved, self.feeds_value = self.feeds_value, False
-            for element in node.slice:
-                self._expr(element.slice)
+            for index in node.slice:
+                self._expr(index.slice)
             self.feeds_value = saved
         elif isinstance(node, (cst.UnaryOperation, cst.Await)):
             self._expr(node.expression)

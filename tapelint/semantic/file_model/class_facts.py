@@ -19,6 +19,7 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TypeGuard
 from weakref import WeakKeyDictionary
 
 from tapelint.semantic.file_model.model import FileModel
@@ -182,7 +183,9 @@ def _bound_in_body(body: list[ast.stmt]) -> frozenset[str]:
     return frozenset(names)
 
 
-def _decorated(method: ast.stmt, decorator: str) -> bool:
+def _decorated(
+    method: ast.stmt, decorator: str
+) -> TypeGuard[ast.FunctionDef | ast.AsyncFunctionDef]:
     return isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
         isinstance(d, ast.Name) and d.id == decorator for d in method.decorator_list
     )

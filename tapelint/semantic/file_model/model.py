@@ -80,7 +80,7 @@ class Def:
     name: str
     kind: DefKind
     target: cst.CSTNode  # the bound Name node (or the statement for params/imports)
-    stmt: cst.CSTNode | None  # the statement that binds it
+    stmt: cst.CSTNode  # the statement that binds it
     value: cst.BaseExpression | None  # what is bound (for ASSIGN/AUG/UNPACK/FOR/WITH)
     ctx: Context
     order: int
@@ -127,7 +127,7 @@ class Use:
     ctx: Context
     order: int
     scope: Scope
-    stmt: cst.CSTNode | None
+    stmt: cst.CSTNode
     # How the name is used when it holds a tape: a method name ("gradient"), "with", "del",
     # or None for anything else (passed, returned, stored: the tape escapes).
     tape_role: str | None = None
@@ -176,7 +176,7 @@ class TapeCall:
     tape: TapeInstance
     ctx: Context
     order: int
-    stmt: cst.CSTNode | None
+    stmt: cst.CSTNode
     scope: Scope
     # For gradient-like calls: the most calls this tape had answered on some path once this
     # one returned (1 = first call on every path, 2 = a repeat on some path).
@@ -196,7 +196,7 @@ class ApplyCall:
     node: cst.Call
     method: str
     scope: Scope
-    stmt: cst.CSTNode | None
+    stmt: cst.CSTNode
 
 
 @dataclass(eq=False)
@@ -208,7 +208,7 @@ class NumpyCall:
     operands: tuple[cst.BaseExpression, ...]
     ctx: Context
     scope: Scope
-    stmt: cst.CSTNode | None
+    stmt: cst.CSTNode
     # False when the call only steers control flow (an `if` test, a comparison operand).
     feeds_value: bool = True
     # For `tf.py_function`, the Python function it runs: py_function is differentiable when
@@ -225,7 +225,7 @@ class CallSite:
     qualified: str | None  # the callee's canonical imported name, if it has one
     ctx: Context
     scope: Scope
-    stmt: cst.CSTNode | None
+    stmt: cst.CSTNode
 
 
 @dataclass(eq=False)
@@ -252,12 +252,15 @@ class FileModel:
     stmt_parent: dict[cst.CSTNode, tuple[cst.CSTNode, tuple[cst.CSTNode, ...], int]]
     scope_defs: dict[Scope, dict[str, list[Def]]]
     # expression or small statement -> the statement the walk was in when it met it
-    stmt_of: dict[cst.CSTNode, cst.CSTNode | None]
+    stmt_of: dict[cst.CSTNode, cst.CSTNode]
     # The file's whole text: the parsed module may leave out definitions that cannot matter,
     # and a few questions (is this attribute used anywhere else?) need all of it.
     source_text: str = ""
     is_notebook: bool = False
     is_test_file: bool = False  # named like a test module, or in a test directory
+    # Whether test code gets the test policy (`test_code.is_test_code`): off when the
+    # configuration replaced the default per-file-ignores (`per-file-ignores = {}`).
+    tests_relaxed: bool = True
     # The module's dotted name in its project (`__main__` for a script's or notebook's own
     # code that nothing imports), and whether it is a package's `__init__`.
     module_name: str = "__main__"
@@ -323,8 +326,7 @@ class FileModel:
         if self._calls_by_stmt is None:
             self._calls_by_stmt = {}
             for site in self.calls:
-                if site.stmt is not None:
-                    self._calls_by_stmt.setdefault(site.stmt, []).append(site)
+                self._calls_by_stmt.setdefault(site.stmt, []).append(site)
         return self._calls_by_stmt.get(stmt, [])
 
     def tape_call_at(self, node: cst.Call) -> TapeCall | None:

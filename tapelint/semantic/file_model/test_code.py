@@ -33,7 +33,10 @@ _KERAS_EVALUATION = frozenset({"test_step", "test_on_batch", "test_function"})
 
 def is_test_code(model: FileModel, scope: Scope) -> bool:
     """Whether code in `scope` belongs to a test suite: the file is a test module, or the
-    scope is (inside) a definition that is a test (see the module's docstring)."""
+    scope is (inside) a definition that is a test (see the module's docstring). Never, when
+    the configuration checks tests like other code (`FileModel.tests_relaxed`)."""
+    if not model.tests_relaxed:
+        return False
     if model.is_test_file:
         return True
     current: Scope | None = scope

@@ -9,5 +9,7 @@ does the target keep a differentiable path to its sources.
   a helper that only returns one, an attribute every assignment gives one)?
 - `source_paths`: the other spellings of a gradient source (`parameters['W1']` for `W1`),
   and the functions and functional models it is handed to, renamed there.
+- `container_writes`: what a name's list or dict receives without being rebound (`c[key] =
+  v`, `c.append(v)`, `c.extend(vs)`), for value followers that read a container.
 - `differentiability`: does the target keep a differentiable path to its sources?
 """

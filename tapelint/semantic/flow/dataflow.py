@@ -140,9 +140,8 @@ class Watched:
             and d.kind is not DefKind.PARAM
             and is_recording(d.ctx, self.tape)
         ):
-            result = self._unpacked_derives(d) if d.kind is DefKind.UNPACK else None
-            if result is None:
-                result = self.derives(d.value)
+            unpacked = self._unpacked_derives(d) if d.kind is DefKind.UNPACK else None
+            result = self.derives(d.value) if unpacked is None else unpacked
             if not result and d.kind is DefKind.AUG:
                 result = self.derives(d.target)
         self._derived[d] = result
@@ -231,7 +230,8 @@ def index_positions(node: cst.CSTNode, imports: ImportTable | None = None) -> It
             pending.append(current.value)
             continue
         if isinstance(current, cst.Call) and imports is not None:
-            position = _INDEX_ARGUMENTS.get(imports.qualify(current.func))
+            qualified = imports.qualify(current.func)
+            position = _INDEX_ARGUMENTS.get(qualified) if qualified is not None else None
             if position is not None:
                 index = argument_value(current, *position)
                 if index is not None:
@@ -248,10 +248,8 @@ def value_names_in(node: cst.CSTNode, imports: ImportTable | None = None) -> Ite
     return (n for n in names_in(node) if id(n) not in skipped)
 
 
-def _in_index_position(model: FileModel, stmt: cst.CSTNode | None, node: cst.CSTNode) -> bool:
+def _in_index_position(model: FileModel, stmt: cst.CSTNode, node: cst.CSTNode) -> bool:
     """Whether `node` sits inside an index of its statement (`pred[np.argmax(...)]`)."""
-    if stmt is None:
-        return False
     return any(contains(index, node) for index in index_positions(stmt, model.imports))
 
 

@@ -403,7 +403,7 @@ class _Walk:
         assignments = _self_assignments(self.model, self.scope.node).get(dotted, [])
         if len(assignments) != 1 or not isinstance(assignments[0], cst.Assign):
             return None
-        (assignment,) = assignments
+        assignment = assignments[0]
         for block in self.call.tape.blocks:
             body = statements(block.body)
             order = {id(line): i for i, line in enumerate(body)}
@@ -506,11 +506,11 @@ class _Walk:
                 return None
             renamed, model = (forward.function, forward.paths), forward.model
         function, paths = renamed
-        scope = scope_of_function(model, function)
+        callee = scope_of_function(model, function)
         returned = [r.value for r in returns_of(function)]
-        if scope is None or not returned or None in returned:
+        if callee is None or not returned or None in returned:
             return None
-        walk = self._elsewhere(scope, paths, model)
+        walk = self._elsewhere(callee, paths, model)
         found = [walk.reach(value) for value in returned if value is not None]
         return Reach.DIFF if all(r is Reach.DIFF for r in found) else None
 
@@ -621,7 +621,7 @@ class _Walk:
         reads = _outer_reads(self.model)
         for d in self.model.defs_of(func):
             function = d.stmt if d.kind is DefKind.DEFINITION else d.value
-            if self.origin in reads.get(function, ()):
+            if function is not None and self.origin in reads.get(function, ()):
                 return True
         return False
 
@@ -648,18 +648,18 @@ class _Walk:
         """`self.alpha_loss(...)`, a method of the tape's own class that reads the source
         attribute (`self._log_alpha`) itself or through the methods of the class it calls
         (`self._loss` calling `self._predictions`, which reads `self._patch`)."""
-        method = self._own_method(func)
-        if method is None or not self.origin.startswith("self."):
+        method, owner = self._own_method(func), self.scope.parent
+        if method is None or owner is None or not self.origin.startswith("self."):
             return False
-        return self.origin in _mentioned_through_methods(self.model, self.scope.parent, method)
+        return self.origin in _mentioned_through_methods(self.model, owner, method)
 
     def _method_ignores_origin(self, func: cst.BaseExpression) -> bool:
         """A method of the tape's own class that never mentions the source attribute, nor do
         the methods of the class it calls: it sees the source only through its arguments."""
-        method = self._own_method(func)
-        if method is None or not self.origin.startswith("self."):
+        method, owner = self._own_method(func), self.scope.parent
+        if method is None or owner is None or not self.origin.startswith("self."):
             return False
-        return self.origin not in _mentioned_through_methods(self.model, self.scope.parent, method)
+        return self.origin not in _mentioned_through_methods(self.model, owner, method)
 
     def _is_pure_callable(self, func: cst.BaseExpression) -> bool:
         """A Keras loss or metric object (`bce = tf.keras.losses.BinaryCrossentropy()`):
@@ -743,8 +743,9 @@ def _self_assignments(
         for node in descendants(function.body, skip=NESTED_CODE):
             if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
                 targets = {dotted_name(t) for t in _assignment_targets(node)}
-                for dotted in targets - {None}:
-                    found.setdefault(dotted, []).append(node)
+                for dotted in targets:
+                    if dotted is not None:
+                        found.setdefault(dotted, []).append(node)
     return found
 
 

@@ -329,7 +329,7 @@ def _module_definitions(model: FileModel, name: str) -> ast.AST | None:
     return found[0] if len(found) == 1 else None
 
 
-def _own_nodes(function: ast.FunctionDef) -> Iterator[ast.AST]:
+def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
     """The nodes of a function, not those of functions, lambdas or classes nested in it."""
     pending: list[ast.AST] = list(function.body)
     while pending:

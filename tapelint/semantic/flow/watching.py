@@ -270,15 +270,18 @@ def _atoms(
         return atoms
     if isinstance(expr, cst.Name):
         defs = model.defs_of(expr)
-        if defs and all(
-            d.kind is DefKind.ASSIGN and isinstance(d.value, (cst.List, cst.Tuple)) for d in defs
-        ):
+        written = [
+            d.value
+            for d in defs
+            if d.kind is DefKind.ASSIGN and isinstance(d.value, (cst.List, cst.Tuple))
+        ]
+        if defs and len(written) == len(defs):
             if defs & seen:
                 return None
             seen |= defs
             atoms = []
-            for d in defs:
-                inner = _atoms(model, d.value, seen)
+            for value in written:
+                inner = _atoms(model, value, seen)
                 if inner is None:
                     return None
                 atoms.extend(inner)
@@ -306,15 +309,13 @@ def _alias_root(model: FileModel, expr: cst.BaseExpression) -> cst.BaseExpressio
     seen: set[str] = set()
     while isinstance(expr, cst.Name) and expr.value not in seen:
         seen.add(expr.value)
-        values = {
-            d.value.value if isinstance(d.value, cst.Name) else None for d in model.defs_of(expr)
-        }
         defs = model.defs_of(expr)
-        if not defs or len(values) != 1 or None in values:
+        aliases = [
+            d.value for d in defs if d.kind is DefKind.ASSIGN and isinstance(d.value, cst.Name)
+        ]
+        if not defs or len(aliases) != len(defs) or len({a.value for a in aliases}) != 1:
             break
-        if not all(d.kind is DefKind.ASSIGN for d in defs):
-            break
-        expr = next(iter(defs)).value
+        expr = aliases[0]
     return expr
 
 

@@ -13,11 +13,14 @@ gradients or pass their argument through, and the library table's entries
 (`tf.clip_by_global_norm`, `tf.nest.flatten`, TF-Agents' `clip_gradient_norms`).
 
 A per-gradient comprehension (`[tf.clip_by_norm(g, 1.0) for g in grads]`) or a filter
-ends that path: the transform is judged on its own (`transforms`), and a filter is None
-handling. A name bound
-on several paths is followed on each, so a transform or a filter on one branch leaves the
-raw list reaching the apply on the other. Anything else on a path (an unknown function, an
-attribute, a parameter) makes the flow `opaque`, and an opaque flow is never reported.
+ends that path: `transforms` judges the transform, and a filter is None handling. A name
+bound on several paths is followed on each, so a transform or a filter on one branch leaves
+the raw list reaching the apply on the other. Anything else on a path (an unknown function,
+an attribute, a parameter) makes that path `opaque`, and an opaque flow is never reported;
+but unknown does not erase what another branch certainly holds (`_join`): a raw branch
+beside an unknown one is raw. A container a name holds is followed through what is written
+into it (`flow.container_writes`: `grads[key] = ...`, `append`, `extend`), whole or one
+item at a time (`grads[key]`).
 
 In a summary (`summary=True`), a parameter is a place the flow comes from too (`params`),
 and a call of a named function is kept as a symbolic `CallResult` for the project index
@@ -26,7 +29,7 @@ to resolve; in a check, the index answers for the callee at once (`external`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -34,6 +37,13 @@ from tapelint.semantic.calls.callees import Callee, argument_for, callee_of, key
 from tapelint.semantic.file_model.children import child_nodes
 from tapelint.semantic.file_model.expressions import argument_value, elements, names_in
 from tapelint.semantic.file_model.model import ApplyCall, Def, DefKind, FileModel, Scope, TapeCall
+from tapelint.semantic.flow.container_writes import (
+    Write,
+    WriteKind,
+    is_empty_container,
+    subscript_key,
+    writes_into,
+)
 from tapelint.semantic.project_model.names import is_gradient_tape
 from tapelint.semantic.project_model.summaries import WHOLE, ProjectIndex, Site
 
@@ -117,24 +127,50 @@ def gradients_of(
     return flow
 
 
+def _certain(flow: GradientFlow) -> bool:
+    """Every path of `flow` is followed, and it holds something: gradients, or (in a
+    summary) a parameter or a callee's result."""
+    return not flow.opaque and bool(
+        flow.origins or flow.received or flow.external or flow.params or flow.calls
+    )
+
+
+def _join(flow: GradientFlow, branches: list[GradientFlow]) -> None:
+    """Add what one of `branches` holds, whichever runs. Unknown does not erase what
+    another branch certainly holds: when one branch is followed to its end with gradients
+    in it, the branches that were not followed add only their definitions (so that a None
+    check on them is still seen); otherwise every branch is added, unknown included."""
+    keep = any(_certain(branch) for branch in branches)
+    for branch in branches:
+        if keep and branch.opaque:
+            flow.definitions |= branch.definitions
+        else:
+            flow.add(branch)
+
+
 @dataclass(frozen=True)
 class _Walk:
     scope: Scope
     elementwise: bool
     summary: bool
     pairs: bool
-    # The definitions being followed, from the walk's start to where it is (also through
-    # the argument flows it computes): a name defined from itself (`x = f(x)` in a loop)
-    # is not followed into itself again. Only the path counts, never what another branch
-    # or another argument's flow followed before: what is found must not depend on the
-    # order in which definitions are met.
-    visiting: set[Def]
+    # The definitions and container writes being followed, from the walk's start to where
+    # it is (also through the argument flows it computes): a name defined from itself
+    # (`x = f(x)` in a loop) is not followed into itself again. Only the path counts, never
+    # what another branch or another argument's flow followed before: what is found must
+    # not depend on the order in which definitions are met.
+    visiting: set[object]
+    # What each definition holds, once followed without cutting a cycle short (a cut result
+    # depends on the path that led there, so it is not kept): a name read on many paths is
+    # followed once.
+    memo: dict[tuple[object, ...], GradientFlow] = field(default_factory=dict)
+    cuts: list[int] = field(default_factory=lambda: [0])
 
     def plain(self) -> _Walk:
-        return _Walk(self.scope, self.elementwise, self.summary, False, self.visiting)
+        return replace(self, pairs=False)
 
     def argument(self) -> _Walk:
-        return _Walk(self.scope, False, self.summary, False, self.visiting)
+        return replace(self, elementwise=False, pairs=False)
 
 
 def _follow(model: FileModel, expr: cst.BaseExpression, flow: GradientFlow, walk: _Walk) -> None:
@@ -152,12 +188,13 @@ def _follow(model: FileModel, expr: cst.BaseExpression, flow: GradientFlow, walk
         _follow(model, expr.right, flow, walk)
     elif isinstance(expr, (cst.ListComp, cst.GeneratorExp)):
         _follow_comprehension(model, expr, flow, walk)
+    elif isinstance(expr, cst.IfExp):
+        _join(flow, [_branch(model, part, walk) for part in (expr.body, expr.orelse)])
     elif isinstance(expr, cst.Name):
         defs = model.defs_of(expr)
         if not defs:
             flow.opaque = True
-        for d in sorted(defs, key=lambda d: d.order):
-            _follow_definition(model, d, flow, walk)
+        _join(flow, [_definition_flow(model, d, walk) for d in sorted(defs, key=_order)])
     else:
         flow.opaque = True
 
@@ -204,17 +241,25 @@ def _follow_call(
 
 def _follow_cond(model: FileModel, call: cst.Call, flow: GradientFlow, walk: _Walk) -> None:
     """`tf.cond(pred, lambda: a, lambda: b)` is `a` or `b`: each branch's value is followed
-    where the lambda is (it reads the enclosing function's names as a closure does). A
-    branch that is not a lambda without parameters is not followed."""
+    where the lambda is (it reads the enclosing function's names as a closure does), and
+    the two are joined as branches are. A branch that is not a lambda without parameters
+    leaves the whole call unfollowed."""
+    branches = []
     for position, keyword in ((1, "true_fn"), (2, "false_fn")):
         branch = argument_value(call, position, keyword)
         scope = _lambda_scope(model, branch)
         if scope is None:
-            flow.opaque = True
-            continue
+            flow.opaque = True  # a function value: the call is not followed at all
+            return
         assert isinstance(branch, cst.Lambda)
-        inner = _Walk(scope, walk.elementwise, walk.summary, walk.pairs, walk.visiting)
-        _follow(model, branch.body, flow, inner)
+        branches.append(_branch(model, branch.body, replace(walk, scope=scope)))
+    _join(flow, branches)
+
+
+def _branch(model: FileModel, expr: cst.BaseExpression, walk: _Walk) -> GradientFlow:
+    flow = GradientFlow()
+    _follow(model, expr, flow, walk)
+    return flow
 
 
 def _lambda_scope(model: FileModel, branch: cst.BaseExpression | None) -> Scope | None:
@@ -267,6 +312,17 @@ def _follow_subscript(
     if isinstance(value, cst.Call) and index is not None:
         _follow_call(model, value, str(index), flow, walk)
         return
+    key = subscript_key(subscript)
+    if isinstance(value, cst.Name) and key is not None:
+        # One item of what the name holds: the items written into a container
+        # (`grads[key] = tape.gradient(...)`), or an item of a list (`grads[i]`).
+        defs = model.defs_of(value)
+        if not defs:
+            flow.opaque = True
+        ordered = sorted(defs, key=_order)
+        items = [_definition_flow(model, d, walk.plain(), key, item=True) for d in ordered]
+        _join(flow, items)
+        return
     if len(subscript.slice) == 1 and (
         index is not None or isinstance(subscript.slice[0].slice, cst.Slice)
     ):
@@ -286,8 +342,7 @@ def _follow_comprehension(
     zip(grads, variables)]`, also when a test on the variable leaves some out) pass the
     gradients through, and with `elementwise` so does a transform of each gradient. A
     filter of None (`if g is not None`) or a transform ends the path with nothing raw on it:
-    the filter is None handling, and the transform is judged on its own. Anything else is
-    opaque."""
+    the filter is None handling, and `transforms` judges the transform. Anything else is opaque."""
     clause = comprehension.for_in
     if clause.inner_for_in is not None:
         flow.opaque = True
@@ -311,7 +366,7 @@ def _follow_comprehension(
         _follow(model, clause.iter, flow, walk)
     elif gradient is None:
         flow.opaque = True
-    # else: a transform of each gradient, judged on its own; nothing raw passes
+    # else: a transform of each gradient; `transforms` judges it, and nothing raw passes
 
 
 def _gradient_variable(comprehension: cst.ListComp | cst.GeneratorExp) -> str | None:
@@ -360,22 +415,102 @@ def _keeps_pairs(comprehension: cst.ListComp | cst.GeneratorExp) -> bool:
     )
 
 
-def _follow_definition(model: FileModel, d: Def, flow: GradientFlow, walk: _Walk) -> None:
-    if d in flow.definitions or d in walk.visiting:
-        return
-    flow.definitions.add(d)
+def _order(d: Def) -> int:
+    return d.order
+
+
+def _definition_flow(
+    model: FileModel,
+    d: Def,
+    walk: _Walk,
+    key: cst.BaseExpression | None = None,
+    *,
+    item: bool = False,
+) -> GradientFlow:
+    """What the name `d` binds holds (with `item`, one item of it, read with `key`): its
+    value joined with what is written into it (`container_writes`)."""
+    memo_key = (d, item, _literal_key(key), walk.pairs, walk.elementwise, id(walk.scope))
+    cached = walk.memo.get(memo_key)
+    if cached is not None:
+        return cached
+    flow = GradientFlow(definitions={d})
+    if d in walk.visiting:
+        walk.cuts[0] += 1
+        return flow
+    cuts = walk.cuts[0]
     walk.visiting.add(d)
     try:
-        _follow_value(model, d, flow, walk)
+        writes = writes_into(model, d)
+        container = is_empty_container(d.bound_value())
+        branches = []
+        if not container:
+            held = GradientFlow()
+            _follow_value(model, d, held, walk)
+            held.repackaged = held.repackaged or item
+            branches.append(held)
+        branches += [
+            _write_flow(model, write, walk, item=item)
+            for write in writes
+            if not item or write.matches(key)
+        ]
+        _join(flow, branches)
     finally:
         walk.visiting.discard(d)
+    if walk.cuts[0] == cuts:
+        walk.memo[memo_key] = flow
+    return flow
+
+
+def _literal_key(key: cst.BaseExpression | None) -> str | None:
+    return key.value if isinstance(key, (cst.SimpleString, cst.Integer)) else None
+
+
+def _write_flow(model: FileModel, write: Write, walk: _Walk, *, item: bool) -> GradientFlow:
+    """What `write` puts into its container: the whole container holds it (one item, or the
+    items of an `extend`), one item read of it is it (or an item of what `extend` added)."""
+    flow = GradientFlow()
+    if write.node in walk.visiting:
+        walk.cuts[0] += 1
+        return flow
+    walk.visiting.add(write.node)
+    try:
+        value: cst.BaseExpression | None = write.value
+        for index in write.part[1:]:
+            value = _element(value, index)
+        if write.part and isinstance(value, cst.Call):
+            _follow_call(model, value, str(write.part[-1]), flow, walk.plain())
+            return flow
+        if write.part:
+            value = _element(value, write.part[-1])
+        if value is None:
+            flow.opaque = True
+        elif walk.pairs and write.kind is WriteKind.ITEM and _is_pair(value):
+            assert isinstance(value, cst.Tuple)
+            _follow(model, value.elements[0].value, flow, walk.plain())
+        else:
+            _follow(model, value, flow, walk if write.kind is WriteKind.ITEMS else walk.plain())
+        flow.repackaged = flow.repackaged or (item and write.kind is WriteKind.ITEMS)
+    finally:
+        walk.visiting.discard(write.node)
+    return flow
+
+
+def _element(value: cst.BaseExpression | None, index: int) -> cst.BaseExpression | None:
+    if not isinstance(value, (cst.Tuple, cst.List)) or index >= len(value.elements):
+        return None
+    element = value.elements[index]
+    return None if isinstance(element, cst.StarredElement) else element.value
+
+
+def _is_pair(value: cst.BaseExpression) -> bool:
+    return isinstance(value, cst.Tuple) and len(value.elements) == 2
 
 
 def _follow_value(model: FileModel, d: Def, flow: GradientFlow, walk: _Walk) -> None:
     if d.scope is not walk.scope and _encloses(d.scope, walk.scope):
         # A closure's read of the enclosing function's name (`def optimize():
         # apply(grads)` inside the step that computed `grads`): followed there.
-        walk = _Walk(d.scope, walk.elementwise, walk.summary, walk.pairs, walk.visiting)
+        walk = replace(walk, scope=d.scope)
     if d.scope is not walk.scope:
         flow.opaque = True
     elif d.kind is DefKind.PARAM:

@@ -65,9 +65,9 @@ def parameter_transforms(
     for call in calls:
         for transform in _of_mapping(model, call, scope):
             found.setdefault((transform.param, True), transform)
-    for index, d in enumerate(_parameters(model, scope, function) if itself else ()):
-        if d is not None:
-            op = _own_op(model, function, d)
+    for index, param in enumerate(_parameters(model, scope, function) if itself else ()):
+        if param is not None:
+            op = _own_op(model, function, param)
             if op is not None:
                 found.setdefault((index, False), ParameterTransform(index, False, op))
     return sorted(found.values(), key=lambda t: (t.param, not t.each))
@@ -176,7 +176,7 @@ def _reading(model: FileModel, d: Def) -> list[cst.CSTNode]:
     """The statements of `d`'s own scope that read parameter `d`, in the walk's order."""
     found: dict[cst.CSTNode, None] = {}
     for use in _uses_of_parameters(model).get(d, []):
-        if use.scope is d.scope and use.stmt is not None:
+        if use.scope is d.scope:
             found.setdefault(use.stmt)
     return list(found)
 

@@ -83,11 +83,13 @@ def _unguarded_maps(model: FileModel) -> list[Transform]:
     }
     if not gradient_defs:
         return []
-    lambdas = {scope.node: scope for scope in model.scopes if isinstance(scope.node, cst.Lambda)}
+    lambdas: dict[cst.CSTNode, Scope] = {
+        scope.node: scope for scope in model.scopes if isinstance(scope.node, cst.Lambda)
+    }
     found: list[Transform] = []
     searched: set[int] = set()
     for use in list(model.uses_by_node.values()):
-        if use.stmt is None or id(use.stmt) in searched or not use.defs & gradient_defs:
+        if id(use.stmt) in searched or not use.defs & gradient_defs:
             continue
         searched.add(id(use.stmt))
         for site in model.calls_in(use.stmt):
@@ -177,14 +179,45 @@ def _mapped_op(
 
 def _unguarded(model: FileModel, d: Def) -> Transform | None:
     """The transform of the gradient that loop variable `d` holds, if it is unguarded."""
-    listed = walked_list(d)
+    indexed = indexed_list(model, d)
+    listed = indexed or walked_list(d)
     if listed is None:
         return None
     flow = gradients_of(model, listed, d.scope)
     if not raw_list(model, flow):
         return None
     op = unguarded_loop_op(model, d)
-    return Transform(op, flow.origins[0], d.name) if op is not None else None
+    if op is None:
+        return None
+    return Transform(op, flow.origins[0], f"{indexed.value}[{d.name}]" if indexed else d.name)
+
+
+def indexed_list(model: FileModel, d: Def) -> cst.Name | None:
+    """`grads` for the index of `for i in range(len(grads))`: the loop reads each gradient
+    as `grads[i]` (and may rewrite it in place, `grads[i] = tf.clip_by_norm(grads[i], c)`)."""
+    if d.kind is not DefKind.FOR or d.unpack_index or not isinstance(d.target, cst.Name):
+        return None
+    ranged = _builtin_call(model, d.value, "range")
+    if ranged is None or len(ranged.args) != 1:
+        return None
+    measured = _builtin_call(model, ranged.args[0].value, "len")
+    if measured is None or len(measured.args) != 1:
+        return None
+    listed = measured.args[0].value
+    return listed if isinstance(listed, cst.Name) else None
+
+
+def _builtin_call(model: FileModel, expr: cst.BaseExpression | None, name: str) -> cst.Call | None:
+    """`expr` when it calls the builtin `name` (not rebound here) with positional arguments."""
+    if (
+        isinstance(expr, cst.Call)
+        and isinstance(expr.func, cst.Name)
+        and expr.func.value == name
+        and not model.defs_of(expr.func)
+        and all(arg.keyword is None and not arg.star for arg in expr.args)
+    ):
+        return expr
+    return None
 
 
 def walked_list(d: Def) -> cst.BaseExpression | None:
@@ -296,8 +329,11 @@ def _iterated_list(
     ):
         iterated = iterated.args[0].value
     if not index:
-        is_call = isinstance(iterated, cst.Call) and isinstance(iterated.func, cst.Name)
-        if is_call and iterated.func.value in ("zip", "enumerate"):
+        if (
+            isinstance(iterated, cst.Call)
+            and isinstance(iterated.func, cst.Name)
+            and iterated.func.value in ("zip", "enumerate")
+        ):
             return None
         return iterated
     if len(index) != 1 or not isinstance(iterated, cst.Call):
@@ -321,13 +357,15 @@ def _loop_body(d: Def) -> tuple[list[cst.CSTNode], list[cst.BaseExpression]] | N
         if frame is None or frame.kind is not FrameKind.COMPREHENSION:
             return None
         comprehension = frame.node
+        if not isinstance(comprehension, (cst.BaseSimpleComp, cst.DictComp)):
+            return None  # not taken: the builder gives a comprehension frame its comprehension
         parts: list[cst.CSTNode] = []
         if isinstance(comprehension, cst.DictComp):
             parts += [comprehension.key, comprehension.value]
         else:
             parts.append(comprehension.elt)
         filters: list[cst.BaseExpression] = []
-        clause = comprehension.for_in
+        clause: cst.CompFor | None = comprehension.for_in
         while clause is not None:
             filters += [condition.test for condition in clause.ifs]
             clause = clause.inner_for_in
@@ -396,4 +434,18 @@ def raises_on_none(model: FileModel, func: cst.BaseExpression) -> bool:
 
 
 def _is_variable(model: FileModel, expr: cst.BaseExpression, d: Def) -> bool:
-    return isinstance(expr, cst.Name) and d in model.defs_of(expr)
+    """`expr` is the gradient `d` holds: the loop variable, or `grads[i]` for the index
+    of `for i in range(len(grads))`."""
+    if isinstance(expr, cst.Name):
+        return d in model.defs_of(expr)
+    if not isinstance(expr, cst.Subscript) or not isinstance(expr.value, cst.Name):
+        return False
+    indexed = indexed_list(model, d)
+    key = expr.slice[0].slice if len(expr.slice) == 1 else None
+    return (
+        indexed is not None
+        and expr.value.value == indexed.value
+        and isinstance(key, cst.Index)
+        and isinstance(key.value, cst.Name)
+        and d in model.defs_of(key.value)
+    )

@@ -32,7 +32,13 @@ from tapelint.semantic.file_model.children import child_nodes
 from tapelint.semantic.file_model.expressions import argument_value
 from tapelint.semantic.file_model.model import DefKind
 from tapelint.semantic.keras.forward_pass import ForwardPass
-from tapelint.semantic.keras.keras_objects import How, KerasObjects, Origin, is_application
+from tapelint.semantic.keras.keras_objects import (
+    How,
+    KerasObjects,
+    Origin,
+    Origins,
+    is_application,
+)
 
 _WRAPPERS = frozenset({"Bidirectional", "TimeDistributed"})
 _FUNCTIONAL_MODELS = frozenset({"keras.Model", "keras.models.Model"})
@@ -83,10 +89,14 @@ class CompositionSearch:
         if expr in seen:
             return None
         seen.add(expr)
-        origins = self.keras.origins(expr)
+        return self.of_origins(self.keras.origins(expr), seen)
+
+    def of_origins(self, origins: Origins, seen: set[cst.CSTNode] | None = None) -> str | None:
+        """A part with the property of an object made in each of the ways `origins` says
+        (every one must have it), or None."""
         if not origins:
             return None
-        found = [self._origin(origin, seen) for origin in origins]
+        found = [self._origin(origin, seen if seen is not None else set()) for origin in origins]
         return found[0] if all(found) else None
 
     def _origin(self, origin: Origin, seen: set[cst.CSTNode]) -> str | None:

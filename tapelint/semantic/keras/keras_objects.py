@@ -36,6 +36,7 @@ summary, an imported class, a name bound on some path to something else) is unkn
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
@@ -58,7 +59,12 @@ from tapelint.semantic.file_model.expressions import (
 from tapelint.semantic.file_model.model import Def, DefKind, FileModel, TapeCall, Tri
 from tapelint.semantic.flow.watching import source_argument
 from tapelint.semantic.keras.method_returns import returned_values
-from tapelint.semantic.project_model.names import absolute, dotted_name
+from tapelint.semantic.project_model.names import (
+    absolute,
+    canonical,
+    dotted_name,
+    is_tensorflow_or_keras,
+)
 from tapelint.semantic.project_model.summaries import Built
 
 # Attributes of a Keras model or layer that list its variables.
@@ -258,6 +264,9 @@ class KerasObjects:
             return frozenset({Origin(How.CONSTRUCTED, is_model, qualified, call)})
         if isinstance(func, cst.Name):
             defs = self.defs_of(func)
+            if not defs and self._star_imported_layer(func):
+                layer = f"keras.layers.{func.value}"
+                return frozenset({Origin(How.CONSTRUCTED, False, layer, call)})
             if not defs:  # perhaps from a star import
                 return self._built_elsewhere(call)
             made = [d.stmt for d in defs if d.kind is DefKind.DEFINITION]
@@ -271,6 +280,19 @@ class KerasObjects:
                     self._returned_origins(f) for f in made if isinstance(f, cst.FunctionDef)
                 )
         return None
+
+    def _star_imported_layer(self, name: cst.Name) -> bool:
+        """`Dropout` bound by `from tensorflow.keras.layers import *`: the file binds it
+        nowhere, star-imports a Keras layers module, and every module it star-imports is
+        TensorFlow's or Keras' (a star import of the project's own module could bind it to
+        anything)."""
+        stars = [canonical(module) for module in self.model.imports.star_modules]
+        return (
+            "keras.layers" in stars
+            and all(is_tensorflow_or_keras(module) for module in stars)
+            and _is_keras_layer_constructor(f"keras.layers.{name.value}")
+            and not hasattr(builtins, name.value)
+        )
 
     def _built_elsewhere(self, call: cst.Call) -> Origins:
         """A call of a function of another module of the project that returns a Keras
@@ -365,6 +387,12 @@ class KerasObjects:
         if qualified is not None and _is_keras_base(qualified):
             return Origin(How.ANNOTATED, qualified in MODEL_CLASSES, qualified)
         return None
+
+    def instance_of(self, node: cst.ClassDef) -> Origins:
+        """How an instance of class `node` of this file is made: a Keras subclass, or None
+        when the class is not certainly one."""
+        made = self._class_origin(node)
+        return frozenset({made}) if made is not None else None
 
     def _class_origin(self, node: cst.ClassDef) -> Origin | None:
         """An instance of a class of this file: SUBCLASS, with the first Keras class among
@@ -733,9 +761,12 @@ def _assigned_to(
     elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
         targets = [small.target]
     for target in targets:
-        if _mentions_self_attribute(target, attribute):
-            plain = isinstance(small, (cst.Assign, cst.AnnAssign)) and dotted_name(target)
-            yield small.value if plain else None
+        if not _mentions_self_attribute(target, attribute):
+            continue
+        if isinstance(small, (cst.Assign, cst.AnnAssign)) and dotted_name(target):
+            yield small.value
+        else:
+            yield None
 
 
 def _mentions_self_attribute(target: cst.BaseExpression, attribute: str) -> bool:
@@ -826,8 +857,9 @@ def _all_variables_in(
         yield from _all_variables_in(model, keras, expr.right, reported)
     elif isinstance(expr, cst.Name) and reported is None:
         defs = model.defs_of(expr)
-        if not defs or any(d.kind is not DefKind.ASSIGN or d.value is None for d in defs):
+        values = [d.value for d in defs if d.kind is DefKind.ASSIGN and d.value is not None]
+        if not defs or len(values) != len(defs):
             return
-        found = [list(_all_variables_in(model, keras, d.value, expr)) for d in defs]
+        found = [list(_all_variables_in(model, keras, value, expr)) for value in values]
         if all(found):
             yield found[0][0]

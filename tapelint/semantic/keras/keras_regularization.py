@@ -124,7 +124,10 @@ class RegularizationLosses(CompositionSearch):
         function = (origin.keras_class or "").rsplit(".", 1)[-1]
         kind = "model" if origin.is_model else "layer"
         part = made.regularized if "`" in made.regularized else f"`{made.regularized}`"
-        return f"{part} (in the {kind} `{function}` returns)"
+        where = f"the {kind} `{function}` returns"
+        if made.of_class:
+            where = f"an instance of `{function}`"
+        return f"{part} (in {where})"
 
     def is_regularizer(self, expr: cst.BaseExpression, seen: set[cst.CSTNode]) -> bool:
         """Whether `expr` certainly gives a regularizer with a nonzero factor."""

@@ -94,7 +94,11 @@ class NonTrainableState(CompositionSearch):
         part = made.in_variables if self._listed == "variables" else made.in_weights
         function = (origin.keras_class or "").rsplit(".", 1)[-1]
         kind = "model" if origin.is_model else "layer"
-        return f"{part} in the {kind} `{function}` returns" if part is not None else None
+        if part is None:
+            return None
+        if made.of_class:
+            return f"{part} in an instance of `{function}`"
+        return f"{part} in the {kind} `{function}` returns"
 
     def application(self, name: str, call: cst.Call) -> str | None:
         return None if name.startswith(INSENSITIVE_APPLICATIONS) else name

@@ -43,6 +43,7 @@ import libcst as cst
 
 from tapelint.semantic.file_model.expressions import argument_value, is_none
 from tapelint.semantic.keras.keras_composition import CompositionSearch, is_zero
+from tapelint.semantic.keras.keras_objects import Origin
 
 STATELESS_TRAINING_LAYERS = frozenset(
     {
@@ -97,6 +98,10 @@ class TrainingSensitivity(CompositionSearch):
         if name.startswith(INSENSITIVE_APPLICATIONS):
             return None
         return None if _pretrained(call) else name
+
+    def built(self, origin: Origin) -> str | None:
+        """What another module's summary says of the object it builds."""
+        return origin.built.training_part if origin.built is not None else None
 
     def counts_call(self, call: cst.Call) -> bool:
         """A sub-model called with an explicit `training=` keeps that mode."""

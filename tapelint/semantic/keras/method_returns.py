@@ -57,7 +57,7 @@ def _filled_local(method: ast.FunctionDef, name: str, own: set[str]) -> Returned
     bindings = [node for node in ast.walk(method) if _binds_name(node, name)]
     if len(bindings) != 1 or not isinstance(bindings[0], ast.Assign):
         return None
-    (binding,) = bindings
+    binding = bindings[0]
     if len(binding.targets) != 1 or not isinstance(binding.value, ast.Call):
         return None
     if _names(binding.value) & own:

@@ -14,6 +14,7 @@ known from its imports, and unknown is never reported.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeGuard
 
 import libcst as cst
 
@@ -27,7 +28,7 @@ _CANONICAL_PREFIXES = (
 )
 
 
-def dotted_name(node: cst.BaseExpression) -> str | None:
+def dotted_name(node: cst.CSTNode) -> str | None:
     """`a.b.c` for a chain of Name/Attribute nodes, else None."""
     parts: list[str] = []
     while isinstance(node, cst.Attribute):
@@ -179,7 +180,7 @@ def absolute(qualified: str, module: str, *, is_package: bool) -> str:
     return ".".join([*base, rest] if rest else base)
 
 
-def is_tensorflow(qualified: str | None) -> bool:
+def is_tensorflow(qualified: str | None) -> TypeGuard[str]:
     return qualified is not None and (
         qualified == "tensorflow" or qualified.startswith("tensorflow.")
     )

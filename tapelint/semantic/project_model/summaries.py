@@ -157,13 +157,19 @@ class Built:
     variables `variables` / `weights` list (`BatchNormalization`), or None when none is
     known (Keras 3 lists a seed generator's state in `variables` only). `regularized`: a
     part of it whose regularization losses `losses` lists (`Dense(kernel_regularizer=...)`),
-    or None when none is known."""
+    or None when none is known. `training_part`: a part of it that computes something
+    different when called with `training=True` (`Dropout`, `BatchNormalization`, a `call`
+    that reads `training`), or None when none is known. The same facts describe an
+    instance of a Keras subclass that a module defines (`Generator(...)` built from
+    another module: the summary under the class's name, with `of_class`)."""
 
     is_model: bool
     legacy: bool = False
     in_variables: str | None = None
     in_weights: str | None = None
     regularized: str | None = None
+    training_part: str | None = None
+    of_class: bool = False
 
 
 @dataclass(frozen=True)
@@ -779,17 +785,27 @@ def _function_from(data: Mapping[str, Any]) -> FunctionSummary:
 
 
 def _built_json(built: Built) -> list[Any]:
-    return [built.is_model, built.legacy, built.in_variables, built.in_weights, built.regularized]
+    return [
+        built.is_model,
+        built.legacy,
+        built.in_variables,
+        built.in_weights,
+        built.regularized,
+        built.training_part,
+        built.of_class,
+    ]
 
 
 def _built_from(data: list[Any]) -> Built:
-    is_model, legacy, in_variables, in_weights, regularized = data
+    is_model, legacy, in_variables, in_weights, regularized, training_part, of_class = data
     return Built(
         bool(is_model),
         bool(legacy),
         None if in_variables is None else str(in_variables),
         None if in_weights is None else str(in_weights),
         None if regularized is None else str(regularized),
+        None if training_part is None else str(training_part),
+        bool(of_class),
     )
 
 

@@ -119,12 +119,18 @@ def summarize(
     )
 
 
-def builder_summary(model: FileModel, function: cst.FunctionDef) -> FunctionSummary | None:
+def builder_summary(
+    model: FileModel, defined: cst.FunctionDef | cst.ClassDef
+) -> FunctionSummary | None:
     """The summary of a function of a module that has no other fact to give (no trigger,
     or its definition was cut out of the module's parse): what it builds, if it builds a
-    Keras model or layer."""
-    built = Builders(model).built_by(function)
-    return FunctionSummary(_parameter_names(function), builds=built) if built else None
+    Keras model or layer. For a class, what constructing it builds: an instance, if the
+    class is a Keras model or layer subclass."""
+    if isinstance(defined, cst.ClassDef):
+        built = Builders(model).instance_of(defined)
+        return FunctionSummary((), builds=built) if built else None
+    built = Builders(model).built_by(defined)
+    return FunctionSummary(_parameter_names(defined), builds=built) if built else None
 
 
 @dataclass(frozen=True)
@@ -385,9 +391,11 @@ def _returns(function: cst.FunctionDef) -> list[cst.Return]:
 
 
 def _owner_name(scope: Scope | None) -> str | None:
-    while scope is not None and not isinstance(scope.node, cst.FunctionDef):
+    while scope is not None:
+        if isinstance(scope.node, cst.FunctionDef):
+            return scope.node.name.value
         scope = scope.parent
-    return scope.node.name.value if scope is not None else None
+    return None
 
 
 def _code(model: FileModel, node: cst.CSTNode) -> str:

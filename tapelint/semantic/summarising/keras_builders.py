@@ -19,9 +19,11 @@ from __future__ import annotations
 import libcst as cst
 
 from tapelint.semantic.file_model.model import FileModel
+from tapelint.semantic.keras.keras_composition import CompositionSearch
 from tapelint.semantic.keras.keras_objects import KerasObjects, returns_of, uses_legacy_keras
 from tapelint.semantic.keras.keras_regularization import RegularizationLosses
 from tapelint.semantic.keras.keras_state import NonTrainableState
+from tapelint.semantic.keras.keras_training import TrainingSensitivity
 from tapelint.semantic.project_model.summaries import Built
 
 
@@ -34,6 +36,7 @@ class Builders:
         self._in_variables = NonTrainableState(self._keras, "variables")
         self._in_weights = NonTrainableState(self._keras, "weights")
         self._regularized = RegularizationLosses(self._keras)
+        self._training = TrainingSensitivity(self._keras)
 
     def built_by(self, function: cst.FunctionDef) -> Built | None:
         """What `function` builds, or None when it does not certainly return a Keras
@@ -50,12 +53,27 @@ class Builders:
             in_variables=_on_every_return(self._in_variables, returned),
             in_weights=_on_every_return(self._in_weights, returned),
             regularized=_on_every_return(self._regularized, returned),
+            training_part=_on_every_return(self._training, returned),
+        )
+
+    def instance_of(self, node: cst.ClassDef) -> Built | None:
+        """What an instance of class `node` is, when the class is certainly a Keras model
+        or layer subclass; None otherwise."""
+        origins = self._keras.instance_of(node)
+        if not origins:
+            return None
+        return Built(
+            is_model=any(origin.is_model for origin in origins),
+            legacy=self._legacy,
+            in_variables=self._in_variables.of_origins(origins),
+            in_weights=self._in_weights.of_origins(origins),
+            regularized=self._regularized.of_origins(origins),
+            training_part=self._training.of_origins(origins),
+            of_class=True,
         )
 
 
-def _on_every_return(
-    state: NonTrainableState | RegularizationLosses, returned: list[cst.BaseExpression]
-) -> str | None:
+def _on_every_return(state: CompositionSearch, returned: list[cst.BaseExpression]) -> str | None:
     """A part with the property (non-trainable state, regularization losses) in what every
     `return` gives, or None."""
     found = [state.of(value) for value in returned]

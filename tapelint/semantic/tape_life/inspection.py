@@ -91,7 +91,9 @@ def _looks_at(model: FileModel, small: cst.BaseSmallStatement, node: cst.CSTNode
 
 def _uses_only_look(model: FileModel, d: Def) -> bool:
     uses = _uses_in_scope(model, d)
-    return bool(uses) and all(_use_only_looks(model, u) for u in uses)
+    if not uses:
+        return False
+    return all(_use_only_looks(model, u) for u in uses)
 
 
 def _use_only_looks(model: FileModel, use: Use) -> bool:
@@ -191,8 +193,6 @@ def _uses_in_scope(model: FileModel, d: Def) -> list[Use] | None:
 
 def _other_position(use: Use, index: int) -> bool:
     """Whether `use` is `name[k]` with a constant `k` other than `index` (non-negative)."""
-    if use.stmt is None:
-        return False
     for node in descendants(use.stmt):
         if isinstance(node, cst.Subscript) and node.value is use.node:
             if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
@@ -213,14 +213,13 @@ def asserted_none(model: FileModel, call: TapeCall) -> bool:
     asserting = _none_assertions(model)
     if not asserting:
         return False  # most files: no statement asserts a None
-    held: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(call.node, call.stmt)]
-    if call.stmt is not None:
-        bound = {
-            d
-            for d in model.defs_by_stmt.get(call.stmt, [])
-            if d.value is not None and contains(d.value, call.node)
-        }
-        held += [(u.node, u.stmt) for u in model.uses_by_node.values() if u.defs & bound]
+    held: list[tuple[cst.CSTNode, cst.CSTNode]] = [(call.node, call.stmt)]
+    bound = {
+        d
+        for d in model.defs_by_stmt.get(call.stmt, [])
+        if d.value is not None and contains(d.value, call.node)
+    }
+    held += [(u.node, u.stmt) for u in model.uses_by_node.values() if u.defs & bound]
     return any(
         stmt in asserting and _asserts_none(node, stmt)
         for node, stmt in held

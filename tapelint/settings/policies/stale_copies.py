@@ -6,7 +6,8 @@ code: `training_BACKUP.py` next to `training.py`, `train_old.py` next to `train.
 under a package that has its own `models.py`. Nothing imports them; their findings repeat
 or predate the live file's, and the owner would not fix them. A file counts as a stale copy
 only when both hold: its name or folder says it is a copy, and the file it copies exists.
-A file named on the command line is still checked (see `tapelint.sources.discovery`).
+A file named on the command line is still checked (see `tapelint.sources.discovery`), and
+`skip-older-copies = false` checks them all.
 """
 
 from __future__ import annotations
@@ -25,26 +26,29 @@ _ARCHIVE_FOLDERS = frozenset(
 )
 
 
-def stale_copy(path: str) -> bool:
-    """Whether the file at `path` is an older copy of a file that exists: see the module."""
+def copied_file(path: str) -> str | None:
+    """The file that the file at `path` is an older copy of (see the module), or None."""
     directory, name = os.path.split(path)
     stem, suffix = os.path.splitext(name)
     for pattern in (_COPY_SUFFIX, _COPY_OF, _DOWNLOAD_COPY):
         match = pattern.match(stem)
-        if match and os.path.isfile(os.path.join(directory, match["base"] + suffix)):
-            return True
+        if match:
+            original = os.path.join(directory, match["base"] + suffix)
+            if os.path.isfile(original):
+                return original
     return _archived(directory, name)
 
 
-def _archived(directory: str, name: str) -> bool:
-    """Whether a folder of old code on the way to the file holds a copy of a file that its
-    parent holds at the same place (`pkg/archive/models.py` and `pkg/models.py`)."""
+def _archived(directory: str, name: str) -> str | None:
+    """The file that a folder of old code on the way to the file holds a copy of: the one
+    its parent holds at the same place (`pkg/models.py` for `pkg/archive/models.py`)."""
     below = [name]
     while True:
         parent, folder = os.path.split(directory)
         if not folder or parent == directory:
-            return False
-        if folder.lower() in _ARCHIVE_FOLDERS and os.path.isfile(os.path.join(parent, *below)):
-            return True
+            return None
+        original = os.path.join(parent, *below)
+        if folder.lower() in _ARCHIVE_FOLDERS and os.path.isfile(original):
+            return original
         below.insert(0, folder)
         directory = parent
