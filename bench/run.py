@@ -37,7 +37,7 @@ With `--training-repo PATH` (a checkout of a repository of training code, such a
 google/uncertainty-baselines), a second table times tapelint cold and warm and ruff on it,
 run from its root (the project root, where imports are resolved), and tapelint cold on three
 of its files with a tape (what a pre-commit hook checks). "What the index costs" runs
-`tapelint.runner.run` once, cold, on each corpus and reports its passes (`RunStats`): the
+`tapelint.run.runner.run` once, cold, on each corpus and reports its passes (`RunStats`): the
 files the first pass parsed, those checked again with the project index, the modules
 outside the run analysed or read for their imports, and the seconds of each step.
 
@@ -594,8 +594,8 @@ def _training_commands(repo: Path, tools: Tools) -> list[Command]:
 # Runs in a fresh interpreter: one cold run with `RunStats`, printed as JSON.
 _STATS_SCRIPT = """
 import dataclasses, json, sys
-from tapelint.config import load_settings
-from tapelint.runner import Options, RunStats, run
+from tapelint.settings.config import load_settings
+from tapelint.run.runner import Options, RunStats, run
 stats = RunStats()
 run(sys.argv[1:], load_settings(), Options(), stats=stats)
 print(json.dumps(dataclasses.asdict(stats)))

@@ -19,7 +19,7 @@ the median and the 95th percentile (nearest rank) of:
 - the CPU time of the same check from scratch (`runner.run_stdin` with no project, in this
   process, while the server is idle): what `tapelint check --stdin-filename` does, nothing
   kept from earlier checks. The server keeps the parse of the statements an edit left alone
-  and their positions (`tapelint.incremental_parse`, `tapelint.position_memory`): this less
+  and their positions (`tapelint.parsing.incremental`, `tapelint.parsing.positions`): this less
   the server's CPU is what that saves.
 """
 
@@ -321,8 +321,8 @@ async def _measure(
 
 def _scratch_seconds(text: str, path: Path) -> float:
     """The CPU time of `tapelint check --stdin-filename` for `text`, without the process."""
-    from tapelint.config import load_settings
-    from tapelint.runner import Options, run_stdin
+    from tapelint.run.runner import Options, run_stdin
+    from tapelint.settings.config import load_settings
 
     settings = load_settings()
     started = time.process_time()

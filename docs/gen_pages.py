@@ -16,8 +16,8 @@ from typing import Any
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.structure.files import File, Files
 
-from tapelint.registry import all_rules
-from tapelint.rule import Rule
+from tapelint.findings.rule import Rule
+from tapelint.linter.registry import all_rules
 
 RULES_SECTION = "Rules"
 

@@ -49,7 +49,7 @@ from tapelint_eval.misses import (
 )
 from tapelint_eval.report import Counts, Report, build_report
 
-from tapelint.registry import all_rules
+from tapelint.linter.registry import all_rules
 
 HERE = Path(__file__).resolve().parent
 BATCHES = HERE / "first-look"

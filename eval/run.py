@@ -30,7 +30,7 @@ from tapelint_eval.materialise import MaterialiseError, Tree, materialise
 from tapelint_eval.report import Report, build_report, counts_json, repo_table, rule_table
 from tapelint_eval.source import excerpt, source_lines
 
-from tapelint.registry import all_rules
+from tapelint.linter.registry import all_rules
 
 HERE = Path(__file__).resolve().parent
 

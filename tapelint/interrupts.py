@@ -16,7 +16,7 @@ point installs it before it imports anything heavy (`tapelint.__main__`). Decisi
 - A signal that arrives while the main thread holds it (`held`, which the fixer uses
   while it writes a file) waits until it is released, even when the kernel handed
   it to another thread of this process.
-- Worker processes set their own dispositions (`tapelint.parallel`).
+- Worker processes set their own dispositions (`tapelint.run.parallel`).
 """
 
 from __future__ import annotations

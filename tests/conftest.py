@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tapelint import parallel
+from tapelint.run import parallel
 
 
 @pytest.fixture

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tapelint.add_noqa import annotate
 from tapelint.cli import cli
-from tapelint.engine import Linter
-from tapelint.registry import all_rules
+from tapelint.linter.engine import Linter
+from tapelint.linter.registry import all_rules
+from tapelint.run.add_noqa import annotate
 from tests.cli_helpers import LOSS_OUTSIDE, NOT_RELEASED, UNFILTERED, run_cli, write
 from tests.fixture_markers import FIXTURES
 

@@ -10,10 +10,10 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from tapelint.analysis import build_model
-from tapelint.ast_statements import AstStatements
-from tapelint.registry import all_rules
-from tapelint.source import SparseSource, relevant_source
+from tapelint.linter.registry import all_rules
+from tapelint.parsing.slicer import SparseSource, relevant_source
+from tapelint.semantic import build_model
+from tapelint.semantic.file_model.ast_statements import AstStatements
 from tests.fixture_markers import FIXTURES
 from tests.test_locator import CALLS, NESTED, _all_nodes, _python_fixtures
 

@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from tapelint.colab_exports import as_ipython, is_colab_export
-from tapelint.engine import Linter
-from tapelint.registry import all_rules
+from tapelint.linter.engine import Linter
+from tapelint.linter.registry import all_rules
+from tapelint.sources.colab_exports import as_ipython, is_colab_export
 from tests.cli_helpers import LOSS_OUTSIDE, UNFILTERED, run_cli, write
 
 BROKEN = "import tensorflow as tf\n\nwith tf.GradientTape() as tape\n    y = model(x)\n"

@@ -8,8 +8,8 @@ import json
 import pytest
 
 import tapelint
-from tapelint import cache as cache_module
-from tapelint.engine import Linter
+from tapelint.linter.engine import Linter
+from tapelint.run import cache as cache_module
 from tests.cli_helpers import (
     CLEAN,
     LOSS_OUTSIDE,

@@ -1,13 +1,13 @@
 """The result cache is bounded: opening a cache over its cap removes the entries written
-longest ago (tapelint/cache.py, Size)."""
+longest ago (tapelint/run/cache.py, Size)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from tapelint.cache import ResultCache
-from tapelint.config import Settings
+from tapelint.run.cache import ResultCache
+from tapelint.settings.config import Settings
 
 
 def fill(entries: Path, count: int) -> list[Path]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tapelint.cell_files import (
+from tapelint.linter.notebooks.cell_files import (
     FileUse,
     NotebookFiles,
     file_uses,
@@ -15,7 +15,7 @@ from tapelint.cell_files import (
     mentions_files,
     run_target,
 )
-from tapelint.ipython_input import CellCode, cell_code
+from tapelint.sources.ipython_input import CellCode, cell_code
 
 
 @pytest.mark.parametrize(

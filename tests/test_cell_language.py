@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from tapelint.cell_language import declared_language, is_declared_foreign, looks_like_r
-from tapelint.engine import Linter
-from tapelint.notebook import check_notebook, read_notebook
-from tapelint.registry import all_rules
+from tapelint.linter.engine import Linter
+from tapelint.linter.notebooks.notebook import check_notebook, read_notebook
+from tapelint.linter.registry import all_rules
+from tapelint.sources.cell_language import declared_language, is_declared_foreign, looks_like_r
 
 LINTER = Linter([r for r in all_rules() if not r.preview])
 STEP = (

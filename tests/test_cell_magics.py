@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tapelint.cell_magics import registered
-from tapelint.ipython_input import NEUTRAL, PYTHON_CELL_MAGICS, CellCode, cell_code
+from tapelint.sources.cell_magics import registered
+from tapelint.sources.ipython_input import NEUTRAL, PYTHON_CELL_MAGICS, CellCode, cell_code
 
 BACKEND = """\
 import os

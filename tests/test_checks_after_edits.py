@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import textwrap
 
-from tapelint.engine import Linter, ModuleContext
-from tapelint.incremental_parse import IncrementalParser
-from tapelint.position_memory import PositionMemory
-from tapelint.registry import all_rules
+from tapelint.linter.engine import Linter, ModuleContext
+from tapelint.linter.registry import all_rules
+from tapelint.parsing.incremental import IncrementalParser
+from tapelint.parsing.positions import PositionMemory
 
 LINTER = Linter(all_rules())
 

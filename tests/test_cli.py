@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from tapelint.diagnostics import Diagnostic, Position, Severity
-from tapelint.engine import Linter
+from tapelint.findings.diagnostics import Diagnostic, Position, Severity
+from tapelint.linter.engine import Linter
+from tapelint.linter.registry import all_rules
 from tapelint.output import json as json_output
 from tapelint.output import text as text_output
-from tapelint.registry import all_rules
 from tests.cli_helpers import (
     CLEAN,
     LOSS_OUTSIDE,

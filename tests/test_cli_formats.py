@@ -1,5 +1,5 @@
 """`--output-format concise|full|grouped`, which one is the default, and the message
-convention they rest on (`tapelint.messages`: problem, then advice after the last `; `)."""
+convention they rest on (`tapelint.linter.messages`: problem, then advice after the last `; `)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from tapelint.cli import cli
-from tapelint.diagnostics import Diagnostic, Position, Severity
-from tapelint.messages import split
-from tapelint.registry import all_rules
+from tapelint.findings.diagnostics import Diagnostic, Position, Severity
+from tapelint.linter.messages import split
+from tapelint.linter.registry import all_rules
 from tests.cli_helpers import LOSS_OUTSIDE, NOT_RELEASED, run_cli, write
 
 ROOT = Path(__file__).resolve().parent.parent

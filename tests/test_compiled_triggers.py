@@ -8,9 +8,9 @@ import textwrap
 
 import pytest
 
-from tapelint.engine import Linter
-from tapelint.registry import rule_by_code_or_name
-from tapelint.source import SparseSource, _import_aliases, mentions, relevant_source
+from tapelint.linter.engine import Linter
+from tapelint.linter.registry import rule_by_code_or_name
+from tapelint.parsing.slicer import SparseSource, _import_aliases, mentions, relevant_source
 from tests.fixture_markers import FIXTURES, expected
 
 COMPILED = [rule_by_code_or_name("TAP501"), rule_by_code_or_name("TAP502")]

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from tapelint.registry import rule_by_code_or_name
+from tapelint.linter.registry import rule_by_code_or_name
 from tests.cli_helpers import (
     LOSS_OUTSIDE,
     NOT_RELEASED,

@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from tapelint.cli import cli
-from tapelint.registry import all_rules
-from tapelint.rule import DOCS_URL
+from tapelint.findings.rule import DOCS_URL
+from tapelint.linter.registry import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-from tapelint.diagnostics import Applicability, Position
-from tapelint.engine import Linter
-from tapelint.registry import all_rules
+from tapelint.findings.diagnostics import Applicability, Position
+from tapelint.linter.engine import Linter
+from tapelint.linter.registry import all_rules
 
 LINTER = Linter(all_rules())
 

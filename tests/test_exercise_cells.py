@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tapelint.exercise_cells import is_exercise_blank
-from tapelint.ipython_input import cell_code
-from tapelint.source import SyntaxProblem
+from tapelint.parsing.slicer import SyntaxProblem
+from tapelint.settings.policies.exercise_cells import is_exercise_blank
+from tapelint.sources.ipython_input import cell_code
 
 
 def _problem(lines: list[str]) -> SyntaxProblem:

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from tapelint.files import SourceKind, discover
+from tapelint.sources.discovery import SourceKind, discover
 from tests.cli_helpers import CLEAN, LOSS_OUTSIDE, run_cli, run_subprocess, write
 
 

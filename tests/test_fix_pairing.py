@@ -1,5 +1,5 @@
 """TAP401's unsafe fix is not offered where TAP402 reports the same apply call: filtering
-would keep the gradients paired with the wrong variables (rules/unfiltered_apply_gradients.py,
+would keep the gradients paired with the wrong variables (rules/updates/unfiltered_apply_gradients.py,
 Fix safety)."""
 
 from __future__ import annotations

@@ -22,9 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tapelint import fixer
-from tapelint.config import Settings
-from tapelint.runner import Options, run
+from tapelint.linter import fixer
+from tapelint.run.runner import Options, run
+from tapelint.settings.config import Settings
 from tests.cli_helpers import LOSS_OUTSIDE, NOT_RELEASED, PERSISTENT_ONCE, run_cli, write
 
 # Two persistent tapes: t1 answers one gradient call (TAP102: drop `persistent=True`), t2

@@ -8,8 +8,8 @@ import stat
 
 import pytest
 
-from tapelint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
-from tapelint.fixer import FixError, apply_fixes, fix_source
+from tapelint.findings.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
+from tapelint.linter.fixer import FixError, apply_fixes, fix_source
 from tests.cli_helpers import (
     LOSS_OUTSIDE,
     NOT_RELEASED,
@@ -180,7 +180,7 @@ def test_fixes_that_break_the_code_are_not_applied():
 def test_fix_that_breaks_a_file_leaves_it_untouched_with_a_warning(project, monkeypatch):
     path = write(project, "train.py", PERSISTENT_ONCE)
     monkeypatch.setattr(
-        "tapelint.checking.fix_source",
+        "tapelint.run.per_file.fix_source",
         lambda *args, **kwargs: (_ for _ in ()).throw(FixError("the fixed code would not parse")),
     )
     result = run_cli("check", "--fix")

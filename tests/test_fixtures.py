@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tapelint.engine import Linter
-from tapelint.notebook import check_notebook
-from tapelint.registry import all_rules
+from tapelint.linter.engine import Linter
+from tapelint.linter.notebooks.notebook import check_notebook
+from tapelint.linter.registry import all_rules
 from tests.fixture_markers import (
     FIXTURES,
     asks_preview,

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tapelint.flake8_plugin import TapelintChecker, _linters, _settings
-from tapelint.registry import all_rules
+from tapelint.integrations.flake8_plugin import TapelintChecker, _linters, _settings
+from tapelint.linter.registry import all_rules
 from tests.cli_helpers import LOSS_OUTSIDE, UNFILTERED
 from tests.fixture_markers import FIXTURES
 
@@ -55,7 +55,7 @@ def _plugin_is_registered() -> None:
     by their entry point, and a missing one must fail the tests, not skip them."""
     entry_points = metadata.entry_points(group="flake8.extension")
     targets = {entry.name: entry.value for entry in entry_points}
-    assert targets.get("TAP") == "tapelint.flake8_plugin:TapelintChecker", (
+    assert targets.get("TAP") == "tapelint.integrations.flake8_plugin:TapelintChecker", (
         "the flake8 entry point TAP is not installed; run: pip install -e '.[test]'"
     )
 
@@ -153,7 +153,7 @@ def test_flake8_with_the_plugin_never_imports_tensorflow() -> None:
         f"    main(['--isolated', '--select', 'TAP', {str(FIXTURES)!r}])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "assert 'tapelint.flake8_plugin' in sys.modules, 'the plugin did not run'\n"
+        "assert 'tapelint.integrations.flake8_plugin' in sys.modules, 'the plugin did not run'\n"
         "assert 'tensorflow' not in sys.modules, 'tensorflow was imported'\n"
     )
     result = subprocess.run(

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tapelint.globs import Globs
+from tapelint.settings.globs import Globs
 
 
 @pytest.mark.parametrize(

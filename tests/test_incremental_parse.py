@@ -1,4 +1,4 @@
-"""A slice parsed in pieces (`tapelint.incremental_parse`) is the tree libcst makes of the
+"""A slice parsed in pieces (`tapelint.parsing.incremental`) is the tree libcst makes of the
 whole slice, node for node, and a second parse after an edit reuses the statements the edit
 left alone."""
 
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tapelint.incremental_parse import IncrementalParser, _piece_texts
-from tapelint.registry import all_rules
-from tapelint.source import SparseSource, relevant_source
+from tapelint.linter.registry import all_rules
+from tapelint.parsing.incremental import IncrementalParser, _piece_texts
+from tapelint.parsing.slicer import SparseSource, relevant_source
 from tests.fixture_markers import FIXTURES
 
 # Generated code (hypothesmith) may call a literal (`1()`) or hold an invalid escape

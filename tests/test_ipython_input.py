@@ -18,14 +18,14 @@ import sys
 import IPython
 import pytest
 
-from tapelint.ipython_input import (
+from tapelint.parsing.slicer import SyntaxProblem
+from tapelint.sources.ipython_input import (
     AUTOMAGIC_NAMES,
     NEUTRAL,
     PYTHON_CELL_MAGICS,
     CellCode,
     cell_code,
 )
-from tapelint.source import SyntaxProblem
 
 # IPython 9.0.2 removes the indentation common to all lines; earlier versions remove the
 # first line's indentation from the lines that start with it.

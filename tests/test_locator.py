@@ -11,11 +11,11 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from tapelint.analysis import build_model
-from tapelint.ast_statements import AstStatements
-from tapelint.call_starts import CallStarts
-from tapelint.engine import _Locator
-from tapelint.source import SparseSource
+from tapelint.linter.engine import _Locator
+from tapelint.parsing.slicer import SparseSource
+from tapelint.semantic import build_model
+from tapelint.semantic.file_model.ast_statements import AstStatements
+from tapelint.semantic.file_model.call_starts import CallStarts
 from tests.fixture_markers import FIXTURES
 
 NESTED = textwrap.dedent(
@@ -133,8 +133,8 @@ def test_fixture_nodes_get_their_whole_module_positions(path: Path):
     "path", _python_fixtures()[3::11], ids=lambda p: f"{p.parent.name}/{p.name}"
 )
 def test_nodes_of_sliced_fixtures_get_their_positions_in_the_file(path: Path):
-    from tapelint.registry import all_rules
-    from tapelint.source import relevant_source
+    from tapelint.linter.registry import all_rules
+    from tapelint.parsing.slicer import relevant_source
 
     text = path.read_text()
     triggers = tuple(sorted({t for rule in all_rules() for t in rule.triggers}))
@@ -144,7 +144,7 @@ def test_nodes_of_sliced_fixtures_get_their_positions_in_the_file(path: Path):
         _check_every_placed_node(text, sparse)
 
 
-# A summary's sites are placed from Python's ast where they can be (tapelint.call_starts):
+# A summary's sites are placed from Python's ast where they can be (tapelint.semantic.file_model.call_starts):
 # every call must get the start libcst gives it, wherever it sits and however it is written.
 CALLS = textwrap.dedent(
     """\
@@ -210,8 +210,8 @@ def test_calls_are_placed_where_libcst_places_them():
     ids=lambda p: f"{p.parent.name}/{p.name}",
 )
 def test_calls_of_sliced_fixtures_are_placed_where_libcst_places_them(path: Path):
-    from tapelint.registry import all_rules
-    from tapelint.source import relevant_source
+    from tapelint.linter.registry import all_rules
+    from tapelint.parsing.slicer import relevant_source
 
     text = path.read_text()
     triggers = tuple(sorted({t for rule in all_rules() for t in rule.triggers}))

@@ -12,15 +12,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tapelint.analysis.file_model.model import UNREAD_CELL
 from tapelint.cli import cli
-from tapelint.diagnostics import Applicability, Edit, Fix, Position
-from tapelint.engine import Linter
-from tapelint.fixer import apply_fixes
-from tapelint.ipython_input import NEUTRAL
-from tapelint.lab_solutions import cell_key
-from tapelint.notebook import NotebookError, check_notebook, read_notebook
-from tapelint.registry import all_rules
+from tapelint.findings.diagnostics import Applicability, Edit, Fix, Position
+from tapelint.linter.engine import Linter
+from tapelint.linter.fixer import apply_fixes
+from tapelint.linter.notebooks.notebook import NotebookError, check_notebook, read_notebook
+from tapelint.linter.registry import all_rules
+from tapelint.semantic.file_model.model import UNREAD_CELL
+from tapelint.settings.policies.lab_solutions import cell_key
+from tapelint.sources.ipython_input import NEUTRAL
 from tests.cli_helpers import run_cli
 from tests.fixture_markers import FIXTURES
 
@@ -189,9 +189,9 @@ def test_checking_notebooks_never_imports_tensorflow() -> None:
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from tapelint.engine import Linter\n"
-        "from tapelint.notebook import check_notebook\n"
-        "from tapelint.registry import all_rules\n"
+        "from tapelint.linter.engine import Linter\n"
+        "from tapelint.linter.notebooks.notebook import check_notebook\n"
+        "from tapelint.linter.registry import all_rules\n"
         "linter = Linter(all_rules())\n"
         f"paths = sorted(Path({str(FIXTURES / 'notebooks')!r}).glob('*.ipynb'))\n"
         "found = [d for p in paths for d in check_notebook(linter, p.read_bytes(), str(p))]\n"

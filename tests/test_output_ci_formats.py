@@ -16,9 +16,9 @@ import jsonschema
 import pytest
 import xmlschema
 
-from tapelint.diagnostics import Diagnostic, Position, Severity
+from tapelint.findings.diagnostics import Diagnostic, Position, Severity
+from tapelint.findings.rule import DOCS_URL
 from tapelint.output import azure, junit, pylint
-from tapelint.rule import DOCS_URL
 from tests.cli_helpers import (
     CLEAN,
     LOSS_OUTSIDE,

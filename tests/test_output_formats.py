@@ -12,9 +12,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tapelint.diagnostics import Diagnostic, Position, Severity
+from tapelint.findings.diagnostics import Diagnostic, Position, Severity
+from tapelint.linter.registry import all_rules
 from tapelint.output import github
-from tapelint.registry import all_rules
 from tests.cli_helpers import (
     LOSS_OUTSIDE,
     NOT_RELEASED,

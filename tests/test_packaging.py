@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tapelint.registry import all_rules
+from tapelint.linter.registry import all_rules
 from tapelint.validate.command import INSTALL_HINT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,15 +69,15 @@ def test_the_wheel_holds_every_rule_and_the_validator_site(dist: Path) -> None:
     [wheel] = dist.glob("*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     for rule in all_rules():
-        module = sys.modules[rule.__module__].__file__
-        assert f"tapelint/rules/{Path(module).name}" in names, rule.code
+        module = Path(sys.modules[rule.__module__].__file__)
+        assert f"tapelint/rules/{module.parent.name}/{module.name}" in names, rule.code
     assert "tapelint/validate/site/sitecustomize.py" in names
     assert not any(name.startswith(("rules/", "tests/", "fixtures/")) for name in names)
     info = f"tapelint-{VERSION}.dist-info"
     assert f"{info}/licenses/LICENSE" in names
     entry_points = zipfile.ZipFile(wheel).read(f"{info}/entry_points.txt").decode()
     assert "tapelint = tapelint.__main__:main" in entry_points
-    assert "TAP = tapelint.flake8_plugin:TapelintChecker" in entry_points
+    assert "TAP = tapelint.integrations.flake8_plugin:TapelintChecker" in entry_points
 
 
 def test_the_sdist_holds_the_docs_the_changelog_and_what_the_tests_need(dist: Path) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from tapelint import parallel
-from tapelint.engine import Linter
+from tapelint.linter.engine import Linter
+from tapelint.run import parallel
 from tests.cli_helpers import (
     CLEAN,
     LOSS_OUTSIDE,

@@ -11,9 +11,9 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from tapelint.analysis import build_model
-from tapelint.registry import all_rules
-from tapelint.source import SparseSource, relevant_source
+from tapelint.linter.registry import all_rules
+from tapelint.parsing.slicer import SparseSource, relevant_source
+from tapelint.semantic import build_model
 
 ROOT = Path(__file__).resolve().parents[1]
 TRIGGERS = tuple(sorted({t for rule in all_rules() for t in rule.triggers}))

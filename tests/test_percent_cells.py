@@ -6,7 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tapelint.percent_cells import runs_as_cells
+from tapelint.sources.percent_cells import runs_as_cells
 
 
 def test_an_indented_cell_runs_as_a_cell():

@@ -14,11 +14,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tapelint import parallel
-from tapelint.analysis.project_model.summaries import ProjectIndex
-from tapelint.engine import Linter, ModuleContext
+from tapelint.linter.engine import Linter, ModuleContext
+from tapelint.linter.registry import all_rules
 from tapelint.project import imports as imports_module
-from tapelint.registry import all_rules
+from tapelint.run import parallel
+from tapelint.semantic.project_model.summaries import ProjectIndex
 from tests.cli_helpers import run_cli, write
 
 SCHEMA = json.loads((Path(__file__).parent / "data" / "sarif-schema-2.1.0.json").read_text())
@@ -262,7 +262,7 @@ def parses(monkeypatch):
 
     monkeypatch.setattr(Linter, "analyze_text", counting)
     monkeypatch.setattr(imports_module, "import_summary", counting_imports)
-    monkeypatch.setattr("tapelint.project.workspace.import_summary", counting_imports)
+    monkeypatch.setattr("tapelint.run.workspace.import_summary", counting_imports)
     return seen
 
 
@@ -468,9 +468,9 @@ def test_a_language_server_keeps_one_project_and_sees_open_buffers(project):
     """What `tapelint server` does: one `Project` per project root, the text of open
     documents handed to it, each check through `run_stdin`, and `dependents` to know which
     open documents to check again when one changes."""
-    from tapelint.config import Settings
-    from tapelint.project.workspace import Project
-    from tapelint.runner import Options, run_stdin
+    from tapelint.run.runner import Options, run_stdin
+    from tapelint.run.workspace import Project
+    from tapelint.settings.config import Settings
 
     make_project(project)
     settings = Settings(root=project)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tapelint.rules.gradient_variable_mismatch import LENGTHS_IN_PREVIEW
+from tapelint.rules.updates.gradient_variable_mismatch import LENGTHS_IN_PREVIEW
 
-from tapelint.engine import Linter
-from tapelint.registry import all_rules, rule_by_code_or_name
+from tapelint.linter.engine import Linter
+from tapelint.linter.registry import all_rules, rule_by_code_or_name
 from tests.fixture_markers import FIXTURES, asks_preview, expected
 
 DEFAULT_RULES = [r for r in all_rules() if not r.preview]

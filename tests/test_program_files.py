@@ -9,16 +9,16 @@ import os
 import shutil
 from pathlib import Path
 
-from tapelint.cell_files import LoadedFile
-from tapelint.config import Settings
-from tapelint.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
-from tapelint.engine import Linter
-from tapelint.ipython_input import NEUTRAL
-from tapelint.notebook import check_notebook, fix_notebook
-from tapelint.program_files import CellFiles, Included, _placed, expand
-from tapelint.project.workspace import Project
-from tapelint.registry import all_rules
-from tapelint.runner import Options, run, run_stdin
+from tapelint.findings.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, Severity
+from tapelint.linter.engine import Linter
+from tapelint.linter.notebooks.cell_files import LoadedFile
+from tapelint.linter.notebooks.notebook import check_notebook, fix_notebook
+from tapelint.linter.notebooks.program_files import CellFiles, Included, _placed, expand
+from tapelint.linter.registry import all_rules
+from tapelint.run.runner import Options, run, run_stdin
+from tapelint.run.workspace import Project
+from tapelint.settings.config import Settings
+from tapelint.sources.ipython_input import NEUTRAL
 from tests.fixture_markers import FIXTURES
 from tests.test_notebook import notebook
 

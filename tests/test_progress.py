@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from tapelint.progress import ProgressDisplay
+from tapelint.cli.progress import ProgressDisplay
 from tests.cli_helpers import LOSS_OUTSIDE, run_subprocess, write
 
 

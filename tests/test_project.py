@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from tapelint.analysis.project_model import summaries
-from tapelint.config import Settings
-from tapelint.engine import FileAnalysis, Linter, ModuleContext
+from tapelint.linter.engine import FileAnalysis, Linter, ModuleContext
+from tapelint.linter.registry import all_rules
 from tapelint.project.imports import import_summary
 from tapelint.project.modules import MAIN, ModuleLayout, ModuleName
 from tapelint.project.views import renamed
-from tapelint.project.workspace import Project
-from tapelint.registry import all_rules
+from tapelint.run.workspace import Project
+from tapelint.semantic.project_model import summaries
+from tapelint.settings.config import Settings
 from tests.cli_helpers import write
 from tests.test_pipeline import FILTERED_GRADS, RAW_GRADS
 
@@ -340,7 +340,7 @@ def test_project_sees_modules_created_after_it_looked(project):
     ],
 )
 def test_import_statements_are_found_as_the_line_pattern_finds_them(source: str) -> None:
-    from tapelint.project.workspace import _IMPORT_STATEMENT, _import_statements
+    from tapelint.run.workspace import _IMPORT_STATEMENT, _import_statements
 
     data = source.encode()
     assert list(_import_statements(data)) == _IMPORT_STATEMENT.findall(data)
@@ -348,7 +348,7 @@ def test_import_statements_are_found_as_the_line_pattern_finds_them(source: str)
 
 
 def test_import_statements_of_every_fixture_match_the_line_pattern() -> None:
-    from tapelint.project.workspace import _IMPORT_STATEMENT, _import_statements
+    from tapelint.run.workspace import _IMPORT_STATEMENT, _import_statements
     from tests.fixture_markers import FIXTURES
 
     for path in sorted(FIXTURES.rglob("*.py")):

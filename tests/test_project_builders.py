@@ -8,14 +8,14 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from tapelint.analysis.project_model.summaries import Built
-from tapelint.cache import ResultCache
-from tapelint.config import Settings
-from tapelint.engine import Linter, ModuleContext
+from tapelint.linter.engine import Linter, ModuleContext
+from tapelint.linter.registry import all_rules
 from tapelint.project.builders import built_by, possible_builders
 from tapelint.project.modules import ModuleName
-from tapelint.project.workspace import Project
-from tapelint.registry import all_rules
+from tapelint.run.cache import ResultCache
+from tapelint.run.workspace import Project
+from tapelint.semantic.project_model.summaries import Built
+from tapelint.settings.config import Settings
 from tests.cli_helpers import write
 
 LINTER = Linter([r for r in all_rules() if not r.preview])

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tapelint.config import Settings, load_settings
-from tapelint.registry import all_rules
-from tapelint.runner import Options, run
+from tapelint.linter.registry import all_rules
+from tapelint.run.runner import Options, run
+from tapelint.settings.config import Settings, load_settings
 from tests.fixture_markers import FIXTURES, expected, expected_in_notebook
 
 PROJECTS = sorted(p for p in (FIXTURES / "projects").iterdir() if p.is_dir())

@@ -7,7 +7,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tapelint.analysis.project_model.summaries import (
+from tapelint.linter.engine import Linter, ModuleContext
+from tapelint.linter.registry import all_rules
+from tapelint.project.modules import ModuleName
+from tapelint.project.transformers import defines, transforms_of
+from tapelint.run.cache import ResultCache
+from tapelint.run.workspace import Project
+from tapelint.semantic.project_model.summaries import (
     TRANSFORMS_OF,
     FunctionSummary,
     ModuleSummary,
@@ -16,13 +22,7 @@ from tapelint.analysis.project_model.summaries import (
     Transformed,
     transforms_question,
 )
-from tapelint.cache import ResultCache
-from tapelint.config import Settings
-from tapelint.engine import Linter, ModuleContext
-from tapelint.project.modules import ModuleName
-from tapelint.project.transformers import defines, transforms_of
-from tapelint.project.workspace import Project
-from tapelint.registry import all_rules
+from tapelint.settings.config import Settings
 from tests.cli_helpers import write
 
 LINTER = Linter([r for r in all_rules() if not r.preview])

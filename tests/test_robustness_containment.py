@@ -11,9 +11,9 @@ import textwrap
 
 import pytest
 
-from tapelint import checking
-from tapelint.cache import ResultCache
-from tapelint.project.workspace import Project
+from tapelint.run import per_file as checking
+from tapelint.run.cache import ResultCache
+from tapelint.run.workspace import Project
 from tests.cli_helpers import LOSS_OUTSIDE, run_cli, write
 
 HELPERS = textwrap.dedent(

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tapelint.fixer import write_atomically
+from tapelint.linter.fixer import write_atomically
 from tests.cli_helpers import LOSS_OUTSIDE, NOT_RELEASED, PERSISTENT_ONCE, run_cli, write
 
 # Another user's ids (nobody, nogroup), for files a root run fixes.

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tapelint.bounded_read import read_regular_file
 from tapelint.cli import cli
-from tapelint.config import MAX_CONFIG_BYTES
+from tapelint.settings.bounded_read import read_regular_file
+from tapelint.settings.config import MAX_CONFIG_BYTES
 from tests.cli_helpers import LOSS_OUTSIDE, Run, run_cli, run_subprocess, write
 
 # The notebook of the audit: 200,000 nested `[` in a cell's metadata, and a trigger word.

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import gc
 
-from tapelint.analysis import FileModel
-from tapelint.config import Settings
-from tapelint.project.workspace import Project
-from tapelint.runner import Options, run_stdin
+from tapelint.run.runner import Options, run_stdin
+from tapelint.run.workspace import Project
+from tapelint.semantic import FileModel
+from tapelint.settings.config import Settings
 from tests.cli_helpers import LOSS_OUTSIDE
 
 CHECKS = 40

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tapelint import parallel
-from tapelint.engine import Linter
+from tapelint.linter.engine import Linter
+from tapelint.run import parallel
 from tests.cli_helpers import LOSS_OUTSIDE, run_cli, write
 from tests.test_parallel import make_repository, padding
 
@@ -127,7 +127,7 @@ def test_a_worker_that_dies_once_is_retried_and_nothing_is_lost(project, monkeyp
 SLOW_RUN = textwrap.dedent(
     """\
     import os, sys, time
-    from tapelint.engine import Linter
+    from tapelint.linter.engine import Linter
 
     def waiting(self, data, path, context=None):
         open(os.path.join(os.environ["MARKS"], str(os.getpid())), "w").close()

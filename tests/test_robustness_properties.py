@@ -15,11 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tapelint import parallel
-from tapelint.config import Settings
-from tapelint.engine import Linter
-from tapelint.registry import all_rules
-from tapelint.runner import Options, run, run_stdin
+from tapelint.linter.engine import Linter
+from tapelint.linter.registry import all_rules
+from tapelint.run import parallel
+from tapelint.run.runner import Options, run, run_stdin
+from tapelint.settings.config import Settings
 from tests.cli_helpers import LOSS_OUTSIDE, UNFILTERED
 
 # No example database: nothing written into the repository; each run draws anew.

@@ -30,7 +30,7 @@ MARKER = "engine-fails-here"
 FAILING_ENGINE_SERVER = textwrap.dedent(
     f"""\
     import sys
-    from tapelint.engine import Linter
+    from tapelint.linter.engine import Linter
 
     original = Linter.analyze_bytes
 

@@ -69,7 +69,7 @@ WHILE_IMPORTING = textwrap.dedent(
 
     class Interrupting:
         def find_spec(self, name, path=None, target=None):
-            if name == "tapelint.check_command":
+            if name == "tapelint.cli.check":
                 os.kill(os.getpid(), int(os.environ["SIGNUM"]))
             return None
 

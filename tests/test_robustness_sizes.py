@@ -7,9 +7,9 @@ from __future__ import annotations
 import libcst
 import pytest
 
-from tapelint import engine
-from tapelint.config import DEFAULT_MAX_FILE_SIZE
-from tapelint.source import MAX_PARSE_TOKENS
+from tapelint.linter import engine
+from tapelint.parsing.slicer import MAX_PARSE_TOKENS
+from tapelint.settings.config import DEFAULT_MAX_FILE_SIZE
 from tests.cli_helpers import LOSS_OUTSIDE, run_cli, write
 
 TAPE = "import tensorflow as tf\n\nTape = tf.GradientTape\n"

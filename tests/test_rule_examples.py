@@ -29,7 +29,7 @@ import pytest
 from click.testing import CliRunner
 
 from tapelint.cli import cli
-from tapelint.registry import all_rules
+from tapelint.linter.registry import all_rules
 
 FENCE = re.compile(r"^```python\n(.*?)^```$", flags=re.DOTALL | re.MULTILINE)
 # The encoding each rule's example files are written in: the one its Example names.

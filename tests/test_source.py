@@ -9,10 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tapelint.colab_exports import as_ipython, is_colab_export
-from tapelint.engine import Linter
-from tapelint.registry import all_rules
-from tapelint.source import SparseSource, SyntaxProblem, _name_uses, mentions, relevant_source
+from tapelint.linter.engine import Linter
+from tapelint.linter.registry import all_rules
+from tapelint.parsing.slicer import (
+    SparseSource,
+    SyntaxProblem,
+    _name_uses,
+    mentions,
+    relevant_source,
+)
+from tapelint.sources.colab_exports import as_ipython, is_colab_export
 from tests.fixture_markers import FIXTURES
 
 TRIGGERS = ("GradientTape",)

@@ -17,7 +17,7 @@ import pytest
 import tapelint
 
 # What a start that only parses the command line must not load.
-HEAVY = ("libcst", "tapelint.rules", "tapelint.engine", "tapelint.check_command")
+HEAVY = ("libcst", "tapelint.rules", "tapelint.linter.engine", "tapelint.cli.check")
 
 
 def imported_by(*args: str, env: dict[str, str] | None = None) -> tuple[set[str], str]:
@@ -90,7 +90,7 @@ def test_registering_the_flake8_plugin_loads_neither_libcst_nor_the_rules():
     )
     name, *modules = result.stdout.split("\n")
     assert name.startswith("tapelint ")
-    assert "tapelint.flake8_plugin" in modules
+    assert "tapelint.integrations.flake8_plugin" in modules
     assert heavy_in(set(modules)) == []
 
 

@@ -11,11 +11,11 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tapelint.analysis.project_model.module_bindings import module_bindings
-from tapelint.analysis.project_model.names import ImportTable
-from tapelint.analysis.project_model.summaries import MAX_LOOKUP_STEPS, ModuleSummary, ProjectIndex
 from tapelint.project.imports import import_summary, line_start_imports
 from tapelint.project.modules import ModuleName
+from tapelint.semantic.project_model.module_bindings import module_bindings
+from tapelint.semantic.project_model.names import ImportTable
+from tapelint.semantic.project_model.summaries import MAX_LOOKUP_STEPS, ModuleSummary, ProjectIndex
 from tests.cli_helpers import run_cli, write
 
 
@@ -319,8 +319,8 @@ def test_an_edit_to_the_module_that_binds_tf_changes_the_cached_result(project, 
 def test_a_module_read_for_one_name_does_not_answer_for_another(project):
     """Whether a look-up reads a module's imports depends on the name only, never on what
     was read before: `tf` is read, `Adam` (which no line binds to an import) is not."""
-    from tapelint.config import Settings
-    from tapelint.project.workspace import Project
+    from tapelint.run.workspace import Project
+    from tapelint.settings.config import Settings
 
     path = write(project, "speech/__init__.py", "import tensorflow as tf\nAdam = make()\n")
     workspace = Project(Settings(root=project), cwd=project)
@@ -385,11 +385,11 @@ def test_a_helper_that_gets_tf_from_the_project_has_the_facts_of_its_tapes(proje
 
 
 def test_a_long_lived_project_knows_which_files_used_the_binding(project):
-    from tapelint.config import Settings
-    from tapelint.engine import Linter
-    from tapelint.project.workspace import Project
-    from tapelint.registry import all_rules
-    from tapelint.runner import check_in_project
+    from tapelint.linter.engine import Linter
+    from tapelint.linter.registry import all_rules
+    from tapelint.run.runner import check_in_project
+    from tapelint.run.workspace import Project
+    from tapelint.settings.config import Settings
 
     linter = Linter([r for r in all_rules() if not r.preview])
     init = write(project, "speech/__init__.py", PACKAGE_INIT)

@@ -11,9 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from tapelint.analysis.file_model.test_code import is_test_path
-from tapelint.config import DEFAULT_PER_FILE_IGNORES, TEST_CODE_IGNORES, load_settings
-from tapelint.globs import Globs
+from tapelint.settings.config import load_settings
+from tapelint.settings.globs import Globs
+from tapelint.settings.policies.test_code import (
+    DEFAULT_PER_FILE_IGNORES,
+    TEST_CODE_IGNORES,
+    is_test_path,
+)
 
 # A persistent tape asked once over a model (TAP102) and an unwatched constant (TAP201).
 STEP = """\

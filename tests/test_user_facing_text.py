@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from tapelint.cli import cli
-from tapelint.registry import all_rules
+from tapelint.linter.registry import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE_NOTES = re.compile(r"\bseeds?\s+\d{3}|\bthe seeds\b|\bseeds?\s*:|\(seeds?\b", re.IGNORECASE)

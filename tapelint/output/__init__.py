@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from tapelint.output.style import Style
 
 if TYPE_CHECKING:
-    from tapelint.diagnostics import Diagnostic
+    from tapelint.findings.diagnostics import Diagnostic
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ as `%3B` and `%5D`.
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tapelint.diagnostics import Diagnostic
+from tapelint.findings.diagnostics import Diagnostic
 from tapelint.output.file_positions import FilePlaces
 
 

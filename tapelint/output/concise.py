@@ -7,8 +7,8 @@ code of each finding that the enabled fixes can fix. A notebook diagnostic names
 
 from collections.abc import Sequence
 
-from tapelint.diagnostics import Diagnostic
-from tapelint.messages import split
+from tapelint.findings.diagnostics import Diagnostic
+from tapelint.linter.messages import split
 from tapelint.output.style import PLAIN, Style
 from tapelint.output.text import fix_mark, location
 

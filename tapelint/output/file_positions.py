@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from tapelint.diagnostics import Diagnostic, Position
+from tapelint.findings.diagnostics import Diagnostic, Position
 from tapelint.output.notebook_json import NotebookFiles
 
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from tapelint.diagnostics import Diagnostic
-from tapelint.fixer import fixable_count
+from tapelint.findings.diagnostics import Diagnostic
+from tapelint.linter.fixer import fixable_count
 
 
 def render_fixed(fixed_codes: Mapping[str, Counter[tuple[str, str]]], *, applied: bool) -> str:

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from tapelint.diagnostics import Diagnostic, Related
-from tapelint.messages import split
+from tapelint.findings.diagnostics import Diagnostic, Related
+from tapelint.linter.messages import split
 from tapelint.output.concise import headline
 from tapelint.output.snippets import SourceLines
 from tapelint.output.style import PLAIN, Style

@@ -12,7 +12,7 @@ Values are escaped as the runner expects (`%`, CR and LF everywhere; `:` and `,`
 
 from collections.abc import Mapping, Sequence
 
-from tapelint.diagnostics import Diagnostic
+from tapelint.findings.diagnostics import Diagnostic
 from tapelint.output.file_positions import FilePlaces
 
 

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tapelint.diagnostics import Diagnostic, Severity
+from tapelint.findings.diagnostics import Diagnostic, Severity
 from tapelint.output.file_positions import FilePlaces
 
 SEVERITIES = {Severity.ERROR: "major", Severity.WARNING: "minor"}

@@ -11,7 +11,7 @@ A notebook diagnostic's position names its cell: `cell 3:4:9`.
 from collections.abc import Sequence
 from itertools import groupby
 
-from tapelint.diagnostics import Diagnostic
+from tapelint.findings.diagnostics import Diagnostic
 from tapelint.output.concise import headline
 from tapelint.output.style import PLAIN, Style
 

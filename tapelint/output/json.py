@@ -14,8 +14,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from tapelint.diagnostics import Diagnostic, Edit, Fix, Related
-from tapelint.registry import rule_by_code_or_name
+from tapelint.findings.diagnostics import Diagnostic, Edit, Fix, Related
+from tapelint.linter.registry import rule_by_code_or_name
 
 
 def render(diagnostics: Sequence[Diagnostic]) -> str:

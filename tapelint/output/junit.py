@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ElementTree
 from collections.abc import Sequence
 from itertools import groupby
 
-from tapelint.diagnostics import Diagnostic
+from tapelint.findings.diagnostics import Diagnostic
 from tapelint.output.text import line
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

@@ -26,8 +26,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from tapelint.diagnostics import Position
-from tapelint.files import read_source
+from tapelint.findings.diagnostics import Position
+from tapelint.sources.discovery import read_source
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 

@@ -9,7 +9,7 @@ be placed in the file is given as line 1.
 
 from collections.abc import Mapping, Sequence
 
-from tapelint.diagnostics import Diagnostic
+from tapelint.findings.diagnostics import Diagnostic
 from tapelint.output.file_positions import FilePlaces
 
 

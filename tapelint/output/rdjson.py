@@ -20,11 +20,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tapelint.diagnostics import Diagnostic, Edit, Position, Related
+from tapelint.findings.diagnostics import Diagnostic, Edit, Position, Related
+from tapelint.findings.rule import DOCS_URL
 from tapelint.output.file_positions import FilePlaces
 from tapelint.output.json import url
 from tapelint.output.snippets import SourceLines
-from tapelint.rule import DOCS_URL
 
 
 def render(diagnostics: Sequence[Diagnostic], sources: Mapping[str, bytes] | None = None) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from tapelint.rule import Rule
+from tapelint.findings.rule import Rule
 
 
 def render(rules: Sequence[type[Rule]]) -> str:

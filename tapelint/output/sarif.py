@@ -31,10 +31,10 @@ from typing import Any
 from urllib.parse import quote
 
 import tapelint
-from tapelint.diagnostics import Diagnostic, Edit, Fix, Position, Related
+from tapelint.findings.diagnostics import Diagnostic, Edit, Fix, Position, Related
+from tapelint.findings.rule import Rule
+from tapelint.linter.registry import all_rules
 from tapelint.output.notebook_json import NotebookFiles
-from tapelint.registry import all_rules
-from tapelint.rule import Rule
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SOURCE_ROOT = "%SRCROOT%"

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from tapelint.diagnostics import Diagnostic
-from tapelint.files import read_source
-from tapelint.notebook import NotebookError, read_notebook
+from tapelint.findings.diagnostics import Diagnostic
+from tapelint.linter.notebooks.notebook import NotebookError, read_notebook
+from tapelint.sources.discovery import read_source
 
 _Lines = dict[int | None, Sequence[str]]  # by cell (None: a plain file)
 

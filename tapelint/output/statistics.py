@@ -9,8 +9,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tapelint.diagnostics import Diagnostic
-from tapelint.fixer import applicable
+from tapelint.findings.diagnostics import Diagnostic
+from tapelint.linter.fixer import applicable
 
 
 @dataclass(frozen=True)

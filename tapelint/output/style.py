@@ -28,7 +28,7 @@ from typing import Any, TextIO
 
 import click
 
-from tapelint.diagnostics import Severity
+from tapelint.findings.diagnostics import Severity
 
 CHOICES = ("auto", "always", "never")
 

@@ -16,8 +16,12 @@ diff or the fixed source, so that a pipe or `> file` gets exactly those.
 
 from __future__ import annotations
 
-from tapelint.checking import Options, Report
-from tapelint.fixer import fixable_count
+from typing import TYPE_CHECKING
+
+from tapelint.linter.fixer import fixable_count
+
+if TYPE_CHECKING:  # the run's types, for annotations: output sits below the run
+    from tapelint.run.per_file import Options, Report
 
 PASSED = "All checks passed!"
 

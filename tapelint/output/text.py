@@ -5,8 +5,8 @@ A notebook diagnostic names its cell: `nb.ipynb:cell 3:4:9: CODE message`.
 
 from collections.abc import Sequence
 
-from tapelint.diagnostics import Diagnostic
-from tapelint.fixer import applicable
+from tapelint.findings.diagnostics import Diagnostic
+from tapelint.linter.fixer import applicable
 from tapelint.output.style import PLAIN, Style
 
 

@@ -21,13 +21,13 @@ import re
 
 import libcst as cst
 
-from tapelint.analysis import build_model
-from tapelint.analysis.keras.keras_regularization import may_show_regularization
-from tapelint.analysis.keras.keras_state import may_show_state
-from tapelint.analysis.project_model.summaries import FunctionSummary
-from tapelint.analysis.summarising.function_summaries import builder_summary
+from tapelint.parsing.slicer import Literals, SyntaxProblem, relevant_source
 from tapelint.project.modules import ModuleName
-from tapelint.source import Literals, SyntaxProblem, relevant_source
+from tapelint.semantic import build_model
+from tapelint.semantic.keras.keras_regularization import may_show_regularization
+from tapelint.semantic.keras.keras_state import may_show_state
+from tapelint.semantic.project_model.summaries import FunctionSummary
+from tapelint.semantic.summarising.function_summaries import builder_summary
 
 _TOP_LEVEL_DEF = re.compile(r"^(?:def|class)[ \t]+(\w+)[ \t]*[(:]", re.MULTILINE)
 

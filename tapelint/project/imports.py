@@ -23,10 +23,10 @@ import ast
 import bisect
 import re
 
-from tapelint.analysis.project_model.module_bindings import module_bindings
-from tapelint.analysis.project_model.summaries import ModuleSummary
+from tapelint.parsing.slicer import Literals
 from tapelint.project.modules import ModuleName
-from tapelint.source import Literals
+from tapelint.semantic.project_model.module_bindings import module_bindings
+from tapelint.semantic.project_model.summaries import ModuleSummary
 
 # What may stand before `import` in an import statement.
 FROM_CLAUSE = r"(?:from[ \t]+[\w.]+[ \t]+)?"

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import re
 
-from tapelint.analysis.project_model.summaries import FunctionSummary, ModuleSummary
-from tapelint.engine import ModuleContext, summarize_text
+from tapelint.linter.engine import ModuleContext, summarize_text
+from tapelint.parsing.slicer import Literals
 from tapelint.project.modules import ModuleName
-from tapelint.source import Literals
+from tapelint.semantic.project_model.summaries import FunctionSummary, ModuleSummary
 
 
 def defines(text: str, name: str) -> bool:

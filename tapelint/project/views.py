@@ -34,8 +34,9 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from tapelint.analysis.project_model.library import LIBRARY
-from tapelint.analysis.project_model.summaries import (
+from tapelint.project.modules import ModuleLayout
+from tapelint.semantic.project_model.library import LIBRARY
+from tapelint.semantic.project_model.summaries import (
     OPEN,
     TRANSFORMS_OF,
     CallResult,
@@ -47,7 +48,6 @@ from tapelint.analysis.project_model.summaries import (
     class_and_method,
     transforms_question,
 )
-from tapelint.project.modules import ModuleLayout
 
 # How many modules away from the checked file a name is still followed.
 MAX_DEPTH = 8

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
-from tapelint.add_noqa import noqa_line
-from tapelint.diagnostics import Applicability, Position
-from tapelint.fixer import FixError, applicable, apply_fixes
+from tapelint.findings.diagnostics import Applicability, Position
+from tapelint.linter.fixer import FixError, applicable, apply_fixes
+from tapelint.run.add_noqa import noqa_line
 from tapelint.server.convert import LineIndex, text_edit
 from tapelint.server.results import Located, Result
 

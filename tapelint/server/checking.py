@@ -17,13 +17,13 @@ import os
 import tokenize
 from dataclasses import dataclass
 
-from tapelint.config import Settings
-from tapelint.diagnostics import Diagnostic
-from tapelint.engine import decode_source
-from tapelint.project.workspace import Project
-from tapelint.runner import Options, run_stdin
+from tapelint.findings.diagnostics import Diagnostic
+from tapelint.linter.engine import decode_source
+from tapelint.run.runner import Options, run_stdin
+from tapelint.run.workspace import Project
 from tapelint.server.documents import Snapshot
 from tapelint.server.projects import Projects
+from tapelint.settings.config import Settings
 
 # For tests only: a check of a document whose text contains this variable's value raises
 # an internal error, as a bug in the engine would, so that tests can see the server survive

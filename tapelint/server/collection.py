@@ -2,7 +2,7 @@
 
 Python collects its oldest generation when a quarter more objects have survived than its
 last full collection left. A server keeps the parse of its open documents from check to
-check (`tapelint.incremental_parse`), so every few checks of a large file a full
+check (`tapelint.parsing.incremental`), so every few checks of a large file a full
 collection starts, wherever an allocation happens to trigger it: in the middle of a check.
 Measured on the latency benchmark's 5,005-line file, it added 55 to 120 ms to about one
 check in ten, which is the 95th percentile of what the user waits. The checks themselves

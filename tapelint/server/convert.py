@@ -14,7 +14,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
-from tapelint.diagnostics import Diagnostic, Position, Severity
+from tapelint.findings.diagnostics import Diagnostic, Position, Severity
 
 SOURCE = "tapelint"
 _SEVERITY = {

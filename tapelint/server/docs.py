@@ -7,8 +7,8 @@ diagnostic's `codeDescription` links to the rule's page on the documentation sit
 
 from __future__ import annotations
 
-from tapelint.registry import rule_by_code_or_name
-from tapelint.rule import Rule
+from tapelint.findings.rule import Rule
+from tapelint.linter.registry import rule_by_code_or_name
 
 
 def rule_page(rule: type[Rule]) -> str:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import os
 
-from tapelint.config import Settings
-from tapelint.incremental_parse import IncrementalParser
-from tapelint.position_memory import PositionMemory
-from tapelint.project.workspace import Project
+from tapelint.parsing.incremental import IncrementalParser
+from tapelint.parsing.positions import PositionMemory
+from tapelint.run.workspace import Project
+from tapelint.settings.config import Settings
 
 
 class Projects:

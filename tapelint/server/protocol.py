@@ -12,7 +12,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 import tapelint
-from tapelint.registry import rule_by_code_or_name
+from tapelint.linter.registry import rule_by_code_or_name
 from tapelint.server import actions
 from tapelint.server.checking import fix_safely
 from tapelint.server.docs import rule_page

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
-from tapelint.config import Settings
-from tapelint.diagnostics import Diagnostic
+from tapelint.findings.diagnostics import Diagnostic
 from tapelint.server.convert import LineIndex, to_lsp
 from tapelint.server.documents import Snapshot
 from tapelint.server.settings import ClientSettings
+from tapelint.settings.config import Settings
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 reads it, with the editor's own settings on top.
 
 Project configuration. A document's settings are resolved as `tapelint check` resolves each
-file's (`tapelint.config_resolution`): the nearest `tapelint.toml`, or `pyproject.toml` with
+file's (`tapelint.settings.resolution`): the nearest `tapelint.toml`, or `pyproject.toml` with
 a `[tool.tapelint]` table, at or above the document's directory, following its `extend`; its
 directory is the root for `exclude`, `extend-exclude` and `per-file-ignores`. Without one,
 the defaults apply with the workspace folder that holds the document as the root. Excluded
@@ -36,9 +36,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tapelint.config import CONFIG_NAMES, ConfigError, Settings
-from tapelint.config_resolution import ConfigSource
-from tapelint.selection import SelectorError, validate
+from tapelint.settings.config import CONFIG_NAMES, ConfigError, Settings
+from tapelint.settings.resolution import ConfigSource
+from tapelint.settings.selection import SelectorError, validate
 
 _SELECTOR_KEYS = {"select": "select", "extendSelect": "extend_select", "ignore": "ignore"}
 _FLAG_KEYS = {"preview": "preview", "unsafeFixes": "unsafe_fixes"}

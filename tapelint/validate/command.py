@@ -22,9 +22,9 @@ from pathlib import Path
 
 import click
 
-from tapelint.config import Settings
 from tapelint.interrupts import Interrupted
-from tapelint.runner import Options, Report, display_path, run
+from tapelint.run.runner import Options, Report, display_path, run
+from tapelint.settings.config import Settings
 from tapelint.validate import report, tflog
 from tapelint.validate.join import Validated, judge, runtime_findings
 from tapelint.validate.launch import Outcome, probe_environment, run_program

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tapelint.diagnostics import Diagnostic, Position
-from tapelint.registry import rule_by_code_or_name
+from tapelint.findings.diagnostics import Diagnostic, Position
+from tapelint.linter.registry import rule_by_code_or_name
 from tapelint.validate.checks import (
     CHECKS,
     built_before,

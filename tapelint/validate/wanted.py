@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tapelint.config import Settings
-from tapelint.globs import Globs, relative_posix
-from tapelint.registry import rule_by_code_or_name
-from tapelint.selection import rules_matching, select_rules
-from tapelint.suppression import file_suppressions, line_suppression
+from tapelint.linter.registry import rule_by_code_or_name
+from tapelint.linter.suppression import file_suppressions, line_suppression
+from tapelint.settings.config import Settings
+from tapelint.settings.globs import Globs, relative_posix
+from tapelint.settings.selection import rules_matching, select_rules
 
 
 class RuntimeFindingFilter:

@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from tapelint.diagnostics import Diagnostic
+from tapelint.findings.diagnostics import Diagnostic
 
 _MAX_MODULES = 200  # a script importing a whole source tree: watch what it names first
 

@@ -4,7 +4,7 @@ import textwrap
 
 import libcst as cst
 
-from tapelint.analysis import FileModel, build_model
+from tapelint.semantic import FileModel, build_model
 
 
 def model_of(source: str) -> FileModel:

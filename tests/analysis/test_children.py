@@ -9,7 +9,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from tapelint.analysis.file_model.children import child_nodes
+from tapelint.semantic.file_model.children import child_nodes
 
 ROOT = Path(__file__).resolve().parents[2]
 # Large standard-library modules: nearly every kind of statement and expression, decorators,

@@ -6,9 +6,9 @@ import textwrap
 
 import libcst as cst
 import pytest
+from tapelint.rules.compiled_steps._retracing import counter_arguments, creations_per_step
 
-from tapelint.analysis.calls.steps import StepIndex, under_condition
-from tapelint.analysis.training_state.retracing import counter_arguments, creations_per_step
+from tapelint.semantic.calls.steps import StepIndex, under_condition
 from tests.analysis.helpers import code, model_of
 
 HEADER = "import tensorflow as tf\n"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from tapelint.rules.compiled_steps._constructors import Constructors, StateKind
 
-from tapelint.analysis.training_state.constructors import Constructors, StateKind
 from tests.analysis.helpers import code, model_of
 
 

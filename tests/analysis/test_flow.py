@@ -1,9 +1,9 @@
 """How many calls a tape answers on one path, and which definitions reach a use."""
 
 import pytest
+from tapelint.rules.tape_life._lifecycle import escapes, serves_at_most_one_call
 
-from tapelint.analysis import Tri
-from tapelint.analysis.tape_life.lifecycle import escapes, serves_at_most_one_call
+from tapelint.semantic import Tri
 from tests.analysis.helpers import model_of
 
 HEADER = "import tensorflow as tf\n"

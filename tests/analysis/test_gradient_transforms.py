@@ -8,13 +8,13 @@ import textwrap
 
 import libcst as cst
 import pytest
+from tapelint.rules.updates._helper_transforms import helper_transforms
 
-from tapelint.analysis import build_model
-from tapelint.analysis.gradient_routes.gradients import gradients_of
-from tapelint.analysis.gradient_routes.helper_transforms import helper_transforms
-from tapelint.analysis.gradient_routes.transforms import raw_list
-from tapelint.analysis.project_model.summaries import ProjectIndex
-from tapelint.analysis.summarising.function_summaries import summarize
+from tapelint.semantic import build_model
+from tapelint.semantic.gradient_routes.gradients import gradients_of
+from tapelint.semantic.gradient_routes.transforms import raw_list
+from tapelint.semantic.project_model.summaries import ProjectIndex
+from tapelint.semantic.summarising.function_summaries import summarize
 from tests.analysis.helpers import code, model_of
 
 HEADER = "import tensorflow as tf\n"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from tapelint.rules.compiled_steps._graph_building import GraphBuilding
 
-from tapelint.analysis.training_state.graph_building import GraphBuilding
 from tests.analysis.helpers import code, model_of
 
 

@@ -9,11 +9,12 @@ import textwrap
 
 import libcst as cst
 import pytest
+from tapelint.rules.tape_life._lifecycle import serves_at_most_one_call
 
-from tapelint.analysis import Tri, build_model
-from tapelint.analysis.calls.handed_tapes import handed_tapes
-from tapelint.analysis.file_model.model import FileModel
-from tapelint.analysis.project_model.summaries import (
+from tapelint.semantic import Tri, build_model
+from tapelint.semantic.calls.handed_tapes import handed_tapes
+from tapelint.semantic.file_model.model import FileModel
+from tapelint.semantic.project_model.summaries import (
     WHOLE,
     FunctionSummary,
     HandedBack,
@@ -21,8 +22,7 @@ from tapelint.analysis.project_model.summaries import (
     ProjectIndex,
     Site,
 )
-from tapelint.analysis.summarising.function_summaries import summarize
-from tapelint.analysis.tape_life.lifecycle import serves_at_most_one_call
+from tapelint.semantic.summarising.function_summaries import summarize
 
 HEADER = "import tensorflow as tf\n"
 FORWARD = (

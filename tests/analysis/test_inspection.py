@@ -7,8 +7,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tapelint.analysis import build_model
-from tapelint.analysis.tape_life.inspection import only_inspected
+from tapelint.semantic import build_model
+from tapelint.semantic.tape_life.inspection import only_inspected
 
 TAPE = (
     "import tensorflow as tf\nimport logging\n"

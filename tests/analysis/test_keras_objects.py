@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import libcst as cst
 import pytest
+from tapelint.rules.differentiable_path._keras_calls import calls_without_training
 
-from tapelint.analysis import Tri
-from tapelint.analysis.keras.keras_calls import calls_without_training
-from tapelint.analysis.keras.keras_objects import How, KerasObjects
-from tapelint.analysis.project_model.summaries import (
+from tapelint.linter.engine import Linter
+from tapelint.linter.registry import rule_by_code_or_name
+from tapelint.semantic import Tri
+from tapelint.semantic.keras.keras_objects import How, KerasObjects
+from tapelint.semantic.project_model.summaries import (
     Built,
     Flow,
     FunctionSummary,
     ModuleSummary,
     ProjectIndex,
 )
-from tapelint.engine import Linter
-from tapelint.registry import rule_by_code_or_name
 from tests.analysis.helpers import code, model_of
 
 HEADER = "import tensorflow as tf\nimport keras\n"

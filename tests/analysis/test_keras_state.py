@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tapelint.analysis.keras.keras_objects import KerasObjects
-from tapelint.analysis.keras.keras_state import FROZEN, NonTrainableState
+from tapelint.semantic.keras.keras_objects import KerasObjects
+from tapelint.semantic.keras.keras_state import FROZEN, NonTrainableState
 from tests.analysis.helpers import model_of
 
 HEADER = "import tensorflow as tf\nimport keras\nfrom keras import layers\n"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from tapelint.analysis.keras.keras_objects import KerasObjects
-from tapelint.analysis.keras.keras_training import USES_TRAINING, TrainingSensitivity
-from tapelint.engine import Linter
-from tapelint.registry import rule_by_code_or_name
+from tapelint.linter.engine import Linter
+from tapelint.linter.registry import rule_by_code_or_name
+from tapelint.semantic.keras.keras_objects import KerasObjects
+from tapelint.semantic.keras.keras_training import USES_TRAINING, TrainingSensitivity
 from tests.analysis.helpers import model_of
 
 HEADER = "import tensorflow as tf\nimport keras\nfrom keras import layers\n"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from tapelint.rules.updates._lengths import Count, Layout, zip_layout
 
-from tapelint.analysis.gradient_routes.gradients import applied_pairing
-from tapelint.analysis.gradient_routes.lengths import Count, Layout, zip_layout
+from tapelint.semantic.gradient_routes.gradients import applied_pairing
 from tests.analysis.helpers import model_of
 
 PROLOGUE = """

@@ -1,7 +1,7 @@
 import libcst as cst
 import pytest
 
-from tapelint.analysis.project_model.names import ImportTable, is_gradient_tape
+from tapelint.semantic.project_model.names import ImportTable, is_gradient_tape
 
 
 def _table(source: str) -> ImportTable:

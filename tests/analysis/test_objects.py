@@ -7,8 +7,8 @@ import textwrap
 
 import libcst as cst
 
-from tapelint.analysis import FileModel, build_model
-from tapelint.analysis.calls.callees import Callee, callee_of
+from tapelint.semantic import FileModel, build_model
+from tapelint.semantic.calls.callees import Callee, callee_of
 
 
 def _callees(source: str, *, notebook: bool = False) -> dict[str, Callee | None]:

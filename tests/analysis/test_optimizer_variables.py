@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tapelint.analysis.training_state.optimizer_variables import new_variables
+from tapelint.rules.updates._optimizer_variables import new_variables
+
 from tests.analysis.helpers import code, model_of
 
 MODELS = """

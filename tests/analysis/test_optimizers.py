@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tapelint.analysis.gradient_routes.optimizers import (
+from tapelint.semantic.gradient_routes.optimizers import (
     Library,
     Optimizers,
     gradient_applies,

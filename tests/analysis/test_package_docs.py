@@ -1,4 +1,4 @@
-"""The analysis package's docstrings are its map, and its subpackages are layers.
+"""The semantic package's docstrings are its map, and its subpackages are layers.
 
 The top docstring lists every subpackage in layer order; each subpackage's docstring names
 every module in it, and only those. A module may import from its own subpackage and from the
@@ -11,9 +11,9 @@ import ast
 import re
 from pathlib import Path
 
-import tapelint.analysis
+import tapelint.semantic
 
-PACKAGE = Path(tapelint.analysis.__file__).parent
+PACKAGE = Path(tapelint.semantic.__file__).parent
 
 
 def _listed(doc: str | None) -> list[str]:
@@ -21,7 +21,7 @@ def _listed(doc: str | None) -> list[str]:
 
 
 def _layers() -> list[str]:
-    return _listed(tapelint.analysis.__doc__)
+    return _listed(tapelint.semantic.__doc__)
 
 
 def test_the_package_docstring_lists_every_subpackage():
@@ -48,7 +48,7 @@ def _imported_layers(path: Path) -> set[str]:
             names = [alias.name for alias in node.names]
         for name in names:
             parts = name.split(".")
-            if parts[:2] == ["tapelint", "analysis"] and len(parts) > 2:
+            if parts[:2] == ["tapelint", "semantic"] and len(parts) > 2:
                 found.add(parts[2])
     return found
 
@@ -66,5 +66,5 @@ def test_no_module_imports_from_a_layer_below_it():
 
 def test_the_layer_check_sees_an_upward_import(tmp_path):
     module = tmp_path / "m.py"
-    module.write_text("from tapelint.analysis.summarising.function_summaries import x\n")
+    module.write_text("from tapelint.semantic.summarising.function_summaries import x\n")
     assert _imported_layers(module) == {"summarising"}

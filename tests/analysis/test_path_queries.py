@@ -2,17 +2,17 @@
 gradients are applied to, and per-gradient transforms."""
 
 import pytest
+from tapelint.rules.differentiable_path._keras_calls import calls_without_training
+from tapelint.rules.updates._identity import same_object_lists, variable_lists_differ
 
-from tapelint.analysis.file_model.expressions import argument_value
-from tapelint.analysis.flow.differentiability import path_breaks
-from tapelint.analysis.gradient_routes.gradients import (
+from tapelint.semantic.file_model.expressions import argument_value
+from tapelint.semantic.flow.differentiability import path_breaks
+from tapelint.semantic.gradient_routes.gradients import (
     applied_pairing,
     gradients_of,
     swapped_pairing,
 )
-from tapelint.analysis.gradient_routes.identity import same_object_lists, variable_lists_differ
-from tapelint.analysis.gradient_routes.transforms import unguarded_transforms
-from tapelint.analysis.keras.keras_calls import calls_without_training
+from tapelint.semantic.gradient_routes.transforms import unguarded_transforms
 from tests.analysis.helpers import code, model_of
 
 HEADER = "import tensorflow as tf\n"
@@ -200,8 +200,8 @@ def test_calls_without_training(body, expected):
 
 
 def test_sub_model_assigned_in_a_method_that_was_cut_out_is_read_from_the_text():
-    from tapelint.engine import Linter
-    from tapelint.registry import rule_by_code_or_name
+    from tapelint.linter.engine import Linter
+    from tapelint.linter.registry import rule_by_code_or_name
 
     source = (
         HEADER + "class M(tf.keras.Model):\n"
@@ -511,8 +511,8 @@ _DISTILLER = (
 def test_trained_models_followed_through_aliases_of_their_weights(alias, sources, trained):
     """The teacher runs in inference mode on purpose: only what the tape trains is asked
     for `training=` (before, an attribute alias made every model on `self` trained)."""
-    from tapelint.engine import Linter
-    from tapelint.registry import rule_by_code_or_name
+    from tapelint.linter.engine import Linter
+    from tapelint.linter.registry import rule_by_code_or_name
 
     source = HEADER + _DISTILLER.format(alias=alias, sources=sources)
     diagnostics = Linter([rule_by_code_or_name("TAP303")]).check_text(source, "m.py")
@@ -541,8 +541,8 @@ def test_trained_models_followed_through_names(binding):
 
 def test_attributes_that_only_alias_each_other_say_nothing():
     """No value lists anyone's variables: every model on `self` may be what is trained."""
-    from tapelint.engine import Linter
-    from tapelint.registry import rule_by_code_or_name
+    from tapelint.linter.engine import Linter
+    from tapelint.linter.registry import rule_by_code_or_name
 
     source = HEADER + _DISTILLER.format(alias="self.other", sources="self.alias").replace(
         "        self.alias = self.other\n",

@@ -1,11 +1,11 @@
 """The questions rules ask: recorded targets, NumPy on the path, gradient flows."""
 
 import pytest
+from tapelint.rules.tape_life._recording import target_recorded
 
-from tapelint.analysis import Tri
-from tapelint.analysis.flow.dataflow import numpy_on_path
-from tapelint.analysis.flow.recording import target_recorded
-from tapelint.analysis.gradient_routes.gradients import applied_gradients, handles_none
+from tapelint.semantic import Tri
+from tapelint.semantic.flow.dataflow import numpy_on_path
+from tapelint.semantic.gradient_routes.gradients import applied_gradients, handles_none
 from tests.analysis.helpers import code, model_of
 
 HEADER = "import tensorflow as tf\nimport numpy as np\n"

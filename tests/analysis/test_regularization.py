@@ -4,10 +4,10 @@ certainly never add them (the questions TAP304 asks)."""
 from __future__ import annotations
 
 import pytest
+from tapelint.rules.differentiable_path._losses_in_target import ignored_regularization
 
-from tapelint.analysis.keras.keras_objects import KerasObjects
-from tapelint.analysis.keras.keras_regularization import RegularizationLosses
-from tapelint.analysis.keras.losses_in_target import ignored_regularization
+from tapelint.semantic.keras.keras_objects import KerasObjects
+from tapelint.semantic.keras.keras_regularization import RegularizationLosses
 from tests.analysis.helpers import code, model_of
 
 HEADER = (

@@ -5,9 +5,9 @@ import textwrap
 
 import libcst as cst
 import pytest
+from tapelint.rules.tape_life._lifecycle import unreleased
 
-from tapelint.analysis import build_model
-from tapelint.analysis.tape_life.lifecycle import unreleased
+from tapelint.semantic import build_model
 from tests.analysis.helpers import code, model_of
 
 HEADER = "import tensorflow as tf\nimport numpy as np\n"

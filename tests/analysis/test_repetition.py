@@ -6,14 +6,14 @@ import textwrap
 
 import libcst as cst
 import pytest
-
-from tapelint.analysis.calls.steps import StepIndex
-from tapelint.analysis.training_state.repetition import (
+from tapelint.rules.compiled_steps._repetition import (
     Persistence,
     Repetitions,
     changes_trainability,
     counts_passes,
 )
+
+from tapelint.semantic.calls.steps import StepIndex
 from tests.analysis.helpers import code, model_of
 
 FRESH, PERSISTS, UNKNOWN = Persistence.FRESH, Persistence.PERSISTS, Persistence.UNKNOWN

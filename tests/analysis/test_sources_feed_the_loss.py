@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tapelint.engine import Linter
-from tapelint.registry import rule_by_code_or_name
+from tapelint.linter.engine import Linter
+from tapelint.linter.registry import rule_by_code_or_name
 
 HEADER = "import tensorflow as tf\n\n\n"
 STEP = (

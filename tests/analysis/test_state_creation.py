@@ -5,10 +5,10 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from tapelint.rules.compiled_steps._constructors import StateKind
+from tapelint.rules.compiled_steps._state_creation import Where, state_created_per_step
 
-from tapelint.analysis.calls.steps import StepIndex
-from tapelint.analysis.training_state.constructors import StateKind
-from tapelint.analysis.training_state.state_creation import Where, state_created_per_step
+from tapelint.semantic.calls.steps import StepIndex
 from tests.analysis.helpers import code, model_of
 
 HEADER = "import tensorflow as tf\n"

@@ -8,8 +8,8 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tapelint.analysis import build_model
-from tapelint.analysis.project_model.summaries import (
+from tapelint.semantic import build_model
+from tapelint.semantic.project_model.summaries import (
     WHOLE,
     Applied,
     Built,
@@ -22,7 +22,7 @@ from tapelint.analysis.project_model.summaries import (
     Site,
     Spent,
 )
-from tapelint.analysis.summarising.function_summaries import summarize
+from tapelint.semantic.summarising.function_summaries import summarize
 
 
 def _summary(source: str, module: str = "pkg.mod", *, is_package: bool = False) -> ModuleSummary:
@@ -221,8 +221,9 @@ def test_a_nested_function_calls_the_method_of_its_enclosing_class():
     summary = summarize(model, "pkg/agent.py", lambda node: (1, 1, None, None))
     index = ProjectIndex([summary]).with_module(summary)
     model.index = index
-    from tapelint.analysis.calls.appliers import helper_applies
-    from tapelint.analysis.gradient_routes.gradients import gradients_of
+    from tapelint.rules.updates._appliers import helper_applies
+
+    from tapelint.semantic.gradient_routes.gradients import gradients_of
 
     [helper] = list(helper_applies(model))
     assert model.module.code_for_node(helper.node.func) == "self._apply_gradients"

@@ -6,9 +6,9 @@ import textwrap
 
 import libcst as cst
 import pytest
+from tapelint.rules.compiled_steps._sweeps import is_case_value, is_sweep
 
-from tapelint.analysis.file_model.model import DefKind
-from tapelint.analysis.training_state.sweeps import is_case_value, is_sweep
+from tapelint.semantic.file_model.model import DefKind
 from tests.analysis.helpers import model_of
 
 

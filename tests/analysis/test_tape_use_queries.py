@@ -2,11 +2,11 @@
 work in a tape's block that does not depend on what the tape watches."""
 
 import pytest
+from tapelint.rules.tape_life._higher_order import gradient_inside_own_block, in_block_cost
+from tapelint.rules.tape_life._reuse import reused_calls
+from tapelint.rules.tape_life._unrelated import unrelated_work
 
-from tapelint.analysis import Tri
-from tapelint.analysis.tape_life.higher_order import gradient_inside_own_block, in_block_cost
-from tapelint.analysis.tape_life.reuse import reused_calls
-from tapelint.analysis.tape_life.unrelated import unrelated_work
+from tapelint.semantic import Tri
 from tests.analysis.helpers import code, model_of
 
 HEADER = "import tensorflow as tf\nimport numpy as np\n"

@@ -1,7 +1,7 @@
 """Which tapes exist, how they are configured, and which calls belong to them."""
 
-from tapelint.analysis import Tri
-from tapelint.analysis.file_model.model import is_recording
+from tapelint.semantic import Tri
+from tapelint.semantic.file_model.model import is_recording
 from tests.analysis.helpers import code, model_of
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 import pytest
+from tapelint.rules.updates._disconnection import discarded_output
 
-from tapelint.analysis.file_model.test_code import is_test_code, is_test_path
-from tapelint.analysis.gradient_routes.disconnection import discarded_output
+from tapelint.semantic.file_model.test_code import is_test_code
+from tapelint.settings.policies.test_code import is_test_path
 from tests.analysis.helpers import code, model_of
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from tapelint.analysis.training_state.trace_time import frozen_values
+from tapelint.rules.compiled_steps._trace_time import frozen_values
+
 from tests.analysis.helpers import code, model_of
 
 HEADER = "import random\nimport numpy as np\nimport tensorflow as tf\n"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from tapelint.rules.tape_life._unused import unused_tapes
 
-from tapelint.analysis.file_model.model import UNREAD_CELL
-from tapelint.analysis.tape_life.unused import unused_tapes
+from tapelint.semantic.file_model.model import UNREAD_CELL
 from tests.analysis.helpers import code, model_of
 
 HEADER = "import tensorflow as tf\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import libcst as cst
 import pytest
+from tapelint.rules.watching._late_watch import sources_watched_too_late
 
-from tapelint.analysis import Tri
-from tapelint.analysis.flow.watching import (
+from tapelint.semantic import Tri
+from tapelint.semantic.flow.watching import (
     covers,
     is_plain_tensor,
     never_watched_call,
@@ -16,8 +17,7 @@ from tapelint.analysis.flow.watching import (
     watch_calls,
     watched_argument,
 )
-from tapelint.analysis.keras.keras_objects import KerasObjects, all_variables_in_sources
-from tapelint.analysis.tape_life.late_watch import sources_watched_too_late
+from tapelint.semantic.keras.keras_objects import KerasObjects, all_variables_in_sources
 from tests.analysis.helpers import code, model_of
 
 HEADER = "import numpy as np\nimport tensorflow as tf\nimport keras\n"

@@ -17,9 +17,9 @@ def test_the_server_never_imports_tensorflow(tmp_path: Path) -> None:
     script = f"""
 import json, sys
 from pathlib import Path
-from tapelint.config import Settings
+from tapelint.settings.config import Settings
 from tapelint.server.protocol import build_server
-from tapelint.project.workspace import Project
+from tapelint.run.workspace import Project
 from tapelint.server.checking import check
 from tapelint.server.documents import Cell, Snapshot
 
