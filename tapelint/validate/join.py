@@ -73,7 +73,12 @@ def judge(
                 if verdict.status is not Status.NOT_REACHED:
                     break
             if verdict.status is Status.NOT_REACHED:
-                verdict = _ran_and_raised(site_of(diagnostic, cwd), observations) or verdict
+                site = site_of(diagnostic, cwd)
+                verdict = (
+                    _ran_and_raised(site, observations)
+                    or _ran_unseen(diagnostic.code, site, observations)
+                    or verdict
+                )
             elif verdict.status is Status.CONFIRMED:
                 verdict = replace(verdict, cost=cost_of(diagnostic.code, site, observations))
         judged.append(Validated(diagnostic, verdict, "static"))
@@ -87,6 +92,23 @@ def _ran_and_raised(site: Site, observations: Observations) -> Verdict | None:
     if not errors:
         return None
     return Verdict.inconclusive(f"it ran and raised {error_summary(errors[0], 120)}")
+
+
+# Why a line that ran showed its rule's check nothing, by rule; others get `_UNSEEN`.
+_UNSEEN_UPDATE = (
+    "the line ran, but no update by an optimizer the validator follows was seen "
+    "(Keras 3's, or Keras 2's as tf_keras): this run's optimizer is not instrumented"
+)
+_UNSEEN_BY_RULE = dict.fromkeys(("TAP401", "TAP402", "TAP403", "TAP404"), _UNSEEN_UPDATE)
+_UNSEEN = "the line ran, but the run showed nothing this rule's check can judge"
+
+
+def _ran_unseen(code: str, site: Site, observations: Observations) -> Verdict | None:
+    """`not-reached` means the code never ran: a line the run marked as run is
+    `inconclusive`, with what the run could not see."""
+    if not observations.ran(site):
+        return None
+    return Verdict.inconclusive(_UNSEEN_BY_RULE.get(code, _UNSEEN))
 
 
 @dataclass(frozen=True)

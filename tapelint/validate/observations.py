@@ -11,9 +11,12 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tapelint.validate.probe import schema
+
+if TYPE_CHECKING:
+    from tapelint.validate.verdict import Site
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,10 @@ class Observations:
     @property
     def stopped(self) -> bool:
         return bool(self.of(schema.STOP))
+
+    def ran(self, site: Site) -> bool:
+        """A line of the site ran (a `line` event: the probe marks watched lines)."""
+        return any(site.overlaps(event.where) for event in self.of(schema.LINE))
 
     def user_paths(self) -> set[str]:
         return {frame.path for event in self.events for frame in event.at}

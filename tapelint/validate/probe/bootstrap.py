@@ -8,6 +8,7 @@ nothing, and every patch is in place before the program's own code can use them.
 
 from __future__ import annotations
 
+import importlib
 import importlib.abc
 import importlib.util
 import os
@@ -42,6 +43,7 @@ def start() -> None:
     hooks = {
         "tensorflow": lambda module: _patch_tensorflow(recorder),
         "keras": lambda module: _patch_keras(recorder),
+        "tf_keras": lambda module: _each(recorder, (_keras2_optimizers("tf_keras"),)),
     }
     sys.meta_path.insert(0, _AfterImport(hooks, recorder))
 
@@ -57,12 +59,26 @@ def _watch_raises(recorder: Recorder) -> None:
 def _patch_tensorflow(recorder: Recorder) -> None:
     _each(
         recorder,
-        (_tapes, _conversions, _functions, _variables, _cut_ops, _source_maps, _side_effects),
+        (
+            _tapes,
+            _conversions,
+            _functions,
+            _variables,
+            _cut_ops,
+            _source_maps,
+            _side_effects,
+        ),
     )
 
 
 def _patch_keras(recorder: Recorder) -> None:
-    _each(recorder, (_optimizers, _layers))
+    """`keras` is Keras 3, or Keras 2 (TensorFlow up to 2.15, or a program that makes
+    `keras` name `tf_keras`): Keras 2 has its own optimizer bases and none of Keras 3's."""
+    keras = sys.modules.get("keras")
+    if str(getattr(keras, "__version__", "3")).startswith("3"):
+        _each(recorder, (_optimizers, _layers))
+    else:
+        _each(recorder, (_keras2_optimizers(getattr(keras, "__name__", "keras")),))
 
 
 def _each(recorder: Recorder, installers: tuple[Callable[[Recorder], None], ...]) -> None:
@@ -160,6 +176,20 @@ def _optimizers(recorder: Recorder) -> None:
 
     optimizers.install(recorder, BaseOptimizer, _eager())
     constructions.install_keras(recorder, Layer, BaseOptimizer)
+
+
+def _keras2_optimizers(package: str) -> Callable[[Recorder], None]:
+    """The two optimizer bases of Keras 2 (`package` is `tf_keras`, or `keras` 2.x): the
+    current one and `legacy`'s `OptimizerV2`."""
+
+    def install(recorder: Recorder) -> None:
+        from . import optimizers
+
+        for module, name in (("optimizer", "Optimizer"), ("legacy.optimizer_v2", "OptimizerV2")):
+            bases = importlib.import_module(f"{package}.src.optimizers.{module}")
+            optimizers.install_apply_gradients(recorder, getattr(bases, name), _eager())
+
+    return install
 
 
 def _layers(recorder: Recorder) -> None:

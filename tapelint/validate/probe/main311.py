@@ -25,6 +25,7 @@ from types import CodeType
 from typing import Any
 
 from .handlers311 import add_handlers
+from .lines311 import mark_lines
 from .raises import Raises
 
 
@@ -44,10 +45,16 @@ def install(raises: Raises) -> None:
 
 
 def with_handlers(code: CodeType, raises: Raises) -> CodeType:
-    """The code object with handlers on its watched lines (itself when it has none)."""
+    """The code object with a mark at the start of its watched lines and handlers on them
+    (itself when it has none)."""
     lines = raises.lines_of(code.co_filename)
     if not lines:
         return code
+    path = code.co_filename
+    try:
+        code = mark_lines(code, lines.__contains__, raises.line_ran, lambda line: (path, line))
+    except Exception as error:  # never stop the program: its lines go unmarked
+        raises.recorder.probe_error(error)
     try:
         return add_handlers(code, lines.__contains__, raises.at_handler)
     except Exception as error:  # never stop the program: it runs unwatched

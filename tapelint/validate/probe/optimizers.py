@@ -1,6 +1,14 @@
-"""Patches on Keras 3 optimizers (`keras.optimizers.*`, and `tf.keras.optimizers.*`, which
-is Keras 3 since TensorFlow 2.16): every `apply_gradients`/`apply` call, which gradients
-were None, and the step count.
+"""Patches on optimizers: every `apply_gradients`/`apply` call, which gradients were None,
+and the step count. The families followed (`bootstrap.py` installs each on import):
+
+- Keras 3 (`keras.optimizers.*`, and `tf.keras.optimizers.*` since TensorFlow 2.16):
+  `apply_gradients` and `apply`;
+- Keras 2 (`tf_keras.optimizers.*` and `tf_keras.optimizers.legacy.*`, which is what
+  `tf.keras` is under `TF_USE_LEGACY_KERAS=1`, and `keras` itself up to TensorFlow 2.15):
+  `apply_gradients` of both optimizer bases.
+
+TF1's `tf.compat.v1.train.Optimizer` is not followed: it leaves out None gradients itself,
+so no rule's verdict rests on its updates (the static rules count it as another library's).
 
 `apply_gradients` calls `apply` itself; only the outermost call of a thread is recorded.
 """
@@ -20,7 +28,22 @@ from .recorder import Recorder
 _local = threading.local()
 
 
+_PATCHED = "__tapelint_updates__"
+
+
 def install(recorder: Recorder, optimizer_class: type, eager: Any) -> None:
+    """Keras 3's base optimizer: `apply_gradients` and `apply`."""
+    install_apply_gradients(recorder, optimizer_class, eager, with_apply=True)
+
+
+def install_apply_gradients(
+    recorder: Recorder, optimizer_class: type, eager: Any, *, with_apply: bool = False
+) -> None:
+    """An optimizer base whose `apply_gradients(grads_and_vars, ...)` makes every update
+    (Keras 2's two bases); once per class, however many names it is imported by."""
+    if optimizer_class.__dict__.get(_PATCHED):
+        return
+    setattr(optimizer_class, _PATCHED, True)
     serials: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def serial_of(optimizer: Any) -> int:
@@ -86,6 +109,9 @@ def install(recorder: Recorder, optimizer_class: type, eager: Any) -> None:
             lambda: original_apply_gradients(self, pairs, *args, **kwargs),
         )
 
+    optimizer_class.apply_gradients = apply_gradients
+    if not with_apply:
+        return
     original_apply = optimizer_class.apply
 
     @functools.wraps(original_apply)
@@ -100,7 +126,6 @@ def install(recorder: Recorder, optimizer_class: type, eager: Any) -> None:
             lambda: original_apply(self, grads, variables, *args, **kwargs),
         )
 
-    optimizer_class.apply_gradients = apply_gradients
     optimizer_class.apply = apply
 
 

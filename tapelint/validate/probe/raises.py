@@ -48,6 +48,7 @@ class Raises:
         self._lines_of_code: dict[CodeType, frozenset[int] | None] = {}
         self._written: dict[tuple[str, int], int] = {}
         self._seen: set[tuple[int, str, int]] = set()  # (id(exception), path, line)
+        self._ran: set[tuple[str, int]] = set()
 
     def lines_of(self, filename: str) -> frozenset[int] | None:
         """The watched lines of a file, by the name its code objects carry."""
@@ -55,6 +56,20 @@ class Raises:
         if real is None:
             real = self._real[filename] = os.path.realpath(filename)
         return self.watched.get(real)
+
+    # ------------------------------------------------------------------ lines run
+    def line_ran(self, place: tuple[str, int]) -> None:
+        """A watched line started running (`lines311`'s marks): a `line` event, once per
+        line, so that a verdict never says "not reached" about a line that ran. Never
+        raises: it runs inside the user's line."""
+        if place in self._ran:
+            return
+        try:
+            self._ran.add(place)
+            path, line = place
+            self.recorder.emit(schema.LINE, at=[[path, line, line, 0]])
+        except Exception as error:
+            self.recorder.probe_error(error)
 
     # --------------------------------------------------------------- 3.11 handlers
     def at_handler(self, exception: BaseException) -> None:

@@ -69,6 +69,8 @@ Kinds and their own fields:
   (`raises.py`): `type`, `message`, `via` `line` and `at` that line's frame; or `via`
   `tf.function`: it left a `tf.function` call, `at` its traceback's user frames, innermost
   first.
+- `line`: a watched line (one with a diagnostic) started running, once per line and
+  process; `at` that line (Python 3.11: only lines `lines311` could mark).
 - `stop`: the probe ended the program after `max_steps` optimizer steps.
 - `probe-error`: the instrumentation itself failed (`message`); a tapelint bug.
 """
@@ -98,5 +100,6 @@ OP = "op"
 STEPS = "steps"
 EXCEPTION = "exception"
 RAISE = "raise"
+LINE = "line"
 STOP = "stop"
 PROBE_ERROR = "probe-error"
