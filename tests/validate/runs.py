@@ -13,6 +13,7 @@ sends it there).
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 import subprocess
@@ -23,6 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = ROOT / "fixtures" / "runtime"
+KERAS2_STACK = Path(__file__).resolve().parent / "keras2_stack"
 _VERDICTS = re.compile(r"#\s*verdict:\s*(.*)$")  # `TAP402 confirmed, TAP401 refuted`
 _VERDICT = re.compile(r"(TAP\d{3})\s+([a-z-]+)")
 _HEADER = re.compile(r"^#\s*(exit|args|options|timeout|output):\s*(.+)$")
@@ -72,7 +74,16 @@ def expected_verdicts(paths: list[Path]) -> set[tuple[str, int, str, str]]:
 
 
 @cache
-def validate(name: str) -> Run:
+def validate(name: str, *, keras2: bool = False) -> Run:
+    """`keras2`: on a Keras 2 stack, `tf_keras` as `keras` and as `tf.keras`."""
+    env = None
+    if keras2:
+        paths = [str(KERAS2_STACK), os.environ.get("PYTHONPATH", "")]
+        env = {
+            **os.environ,
+            "TF_USE_LEGACY_KERAS": "1",
+            "PYTHONPATH": os.pathsep.join(path for path in paths if path),
+        }
     script = RUNTIME / name
     expect = expectation(script)
     options = ["--output-format", "json", *expect.options]
@@ -95,6 +106,7 @@ def validate(name: str) -> Run:
         text=True,
         timeout=300,
         check=False,
+        env=env,
     )
     items = json.loads(result.stdout) if result.stdout.strip() else []
     return Run(result.returncode, items, result.stderr)

@@ -3,6 +3,11 @@ must give exactly the verdicts the fixture's markers state, and its exit status.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from tests.validate.runs import (
@@ -49,6 +54,61 @@ def test_verdicts_match_the_markers(script: str) -> None:
 def test_exit_status(script: str) -> None:
     run = validate(script)
     assert run.exit_code == expectation(RUNTIME / script).exit_code, run.stderr[-3000:]
+
+
+UPDATE_CODES = ("TAP401", "TAP403")
+UPDATE_SCRIPTS = [
+    script
+    for script in SCRIPTS
+    if any(code in (RUNTIME / script).read_text(encoding="utf-8") for code in UPDATE_CODES)
+    and "# keras 2: no" not in (RUNTIME / script).read_text(encoding="utf-8")
+]
+
+
+@pytest.mark.parametrize("script", UPDATE_SCRIPTS)
+def test_keras2_stack_gives_the_same_update_verdicts(script: str) -> None:
+    """On a Keras 2 stack (`tf_keras` as `keras`, `TF_USE_LEGACY_KERAS=1`), every TAP401 and
+    TAP403 marker of a fixture holds as it does on Keras 3."""
+    run = validate(script, keras2=True)
+    files = [RUNTIME / script, *(RUNTIME / name for name in IMPORTED.get(script, []))]
+    observed = {item for item in observed_verdicts(run) if item[2] in UPDATE_CODES}
+    expected = {item for item in expected_verdicts(files) if item[2] in UPDATE_CODES}
+    assert observed == _found(expected, observed), run.stderr[-3000:]
+
+
+def _lines_run(script: str) -> set[int]:
+    """The script's lines that ran in a plain run under `sys.settrace` (tests/validate/
+    lines_run.py), up to its end: only for runs the validator did not stop."""
+    expect = expectation(RUNTIME / script)
+    result = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("lines_run.py")), script, *expect.args],
+        cwd=RUNTIME,
+        capture_output=True,
+        text=True,
+        timeout=int(expect.timeout or 120) + 60,
+        check=False,
+    )
+    marker = [line for line in result.stderr.splitlines() if line.startswith("LINES-RUN ")]
+    assert marker, result.stderr[-2000:]
+    return set(json.loads(marker[-1].removeprefix("LINES-RUN ")))
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_no_line_that_ran_is_not_reached(script: str) -> None:
+    """No verdict is `not-reached` for a line of the script that ran, as a plain run traced
+    line by line shows (runs the validator stopped or killed run less: not compared)."""
+    run = validate(script)
+    if "Stopped the program" in run.stderr or "time limit" in run.stderr:
+        pytest.skip("the validator stopped this run early; a plain run goes further")
+    ran = _lines_run(script)
+    wrong = [
+        (item["line"], item["code"])
+        for item in run.items
+        if item["runtime"] == "not-reached"
+        and Path(item["path"]).name == script
+        and item["line"] in ran
+    ]
+    assert not wrong, run.stderr[-2000:]
 
 
 def test_a_program_stopped_after_max_steps_says_so() -> None:
