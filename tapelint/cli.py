@@ -574,9 +574,9 @@ def _program_after_dash_dash(args: list[str]) -> bool:
 @click.option(
     "--max-steps",
     type=click.IntRange(min=1),
-    default=3,
-    show_default=True,
-    help="Stop the program after this many optimizer steps.",
+    default=None,
+    help="Stop the program after this many optimizer steps (default: 3 for a script, no "
+    "limit for a command after `--`).",
 )
 @click.option(
     "--timeout",
@@ -601,7 +601,7 @@ def validate_command(
     ctx: click.Context,
     program: tuple[str, ...],
     paths: tuple[str, ...],
-    max_steps: int,
+    max_steps: int | None,
     timeout: float,
     quiet: bool,
     output_format: str,
@@ -619,7 +619,8 @@ def validate_command(
 
     Every diagnostic in the files the run went through gets a verdict: confirmed, refuted,
     not-reached or inconclusive. Exit status: 1 something confirmed or found at runtime,
-    0 nothing, 2 a tapelint error, 3 the program failed before its first training step.
+    0 nothing, 2 a tapelint error, 3 the program failed before its first training step,
+    4 a command after `--` stopped at --max-steps.
     """
     from tapelint.validate.command import Request, ValidateError, validate
 

@@ -34,7 +34,10 @@ from tapelint.validate.verdict import Status
 from tapelint.validate.wanted import RuntimeFindingFilter
 from tapelint.validate.watched import local_modules, write_sites
 
-EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_PROGRAM_FAILED = 0, 1, 2, 3
+EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR, EXIT_PROGRAM_FAILED, EXIT_STOPPED = 0, 1, 2, 3, 4
+# A script is a training run: a few steps show what it does. A command after `--` is most
+# often a test suite, which must run to its end (the timeout still holds).
+SCRIPT_MAX_STEPS = 3
 
 INSTALL_HINT = (
     "TensorFlow is not importable by {python}; `tapelint validate` runs your program on it. "
@@ -52,7 +55,7 @@ class Request:
     program: tuple[str, ...]
     is_command: bool  # given after `--`: run as is; otherwise a script for this interpreter
     paths: tuple[str, ...]
-    max_steps: int
+    max_steps: int | None  # None: SCRIPT_MAX_STEPS for a script, no limit for a command
     timeout: float
     quiet: bool
     output_format: str
@@ -81,7 +84,7 @@ def _validate(request: Request) -> int:
         sites = Path(scratch) / "sites.json"
         write_sites(check.diagnostics, cwd, sites)
         codes = frozenset(d.code for d in check.diagnostics)
-        env = probe_environment(events, request.max_steps, sites, codes)
+        env = probe_environment(events, _max_steps(request), sites, codes)
         drop_tf_noise = tflog.quiet_environment(env)
         _say(f"running {shlex.join(command)}" + ("" if request.quiet else "; its output follows"))
         try:
@@ -128,9 +131,22 @@ def _validate(request: Request) -> int:
         for error in check.errors:
             click.echo(f"error: {error}", err=True)
         return EXIT_ERROR
+    if request.is_command and observations.stopped:
+        click.echo(
+            "error: the validator stopped the command at --max-steps "
+            f"{request.max_steps}; whatever had not run by then (later tests) did not run",
+            err=True,
+        )
+        return EXIT_STOPPED
     if any(_counts_as_found(item) for item in items):
         return EXIT_FOUND
     return EXIT_PROGRAM_FAILED if failed else EXIT_CLEAN
+
+
+def _max_steps(request: Request) -> int | None:
+    if request.max_steps is not None:
+        return request.max_steps
+    return None if request.is_command else SCRIPT_MAX_STEPS
 
 
 def _say(message: str) -> None:
@@ -224,7 +240,7 @@ def _how_it_ended(outcome: Outcome, observations: Observations, request: Request
     steps = observations.steps
     done = f"{steps} optimizer step{'s' if steps != 1 else ''}"
     if observations.stopped:
-        return f"Stopped the program after {done} (--max-steps {request.max_steps})"
+        return f"Stopped the program after {done} (--max-steps {_max_steps(request)})"
     if outcome.timed_out:
         return f"Stopped the program at the time limit ({request.timeout:g} s) after {done}"
     return f"The program {_status(outcome.returncode)} after {done}"

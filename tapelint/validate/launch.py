@@ -44,7 +44,7 @@ class Outcome:
 
 def probe_environment(
     events: Path,
-    max_steps: int,
+    max_steps: int | None,
     sites: Path | None = None,
     codes: frozenset[str] = frozenset(),
 ) -> dict[str, str]:
@@ -54,7 +54,7 @@ def probe_environment(
     existing = env.get("PYTHONPATH")
     env["PYTHONPATH"] = str(SITE_DIR) + (os.pathsep + existing if existing else "")
     env[schema.EVENTS_ENV] = str(events)
-    env[schema.MAX_STEPS_ENV] = str(max_steps)
+    env[schema.MAX_STEPS_ENV] = str(max_steps or 0)  # 0: no limit
     if sites is not None:
         env[schema.SITES_ENV] = str(sites)
     if codes:

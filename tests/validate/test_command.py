@@ -98,3 +98,32 @@ def test_an_existing_sitecustomize_still_runs(tmp_path: Path) -> None:
     result = _tapelint("--", sys.executable, "-c", show, path=str(tmp_path))
     assert "the project sitecustomize ran" in result.stdout
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+TRAINING_SUITE = "fixtures/runtime/pytest_training_suite.py"
+
+
+def _passed(output: str) -> str:
+    """pytest's summary: `4 passed`."""
+    [summary] = [line for line in output.splitlines() if " passed" in line]
+    return summary.split(" in ")[0].strip()
+
+
+def test_a_test_command_runs_every_test_by_default() -> None:
+    """No step limit by default after `--`: 3 training tests of 4 steps each and a last
+    test all run, as in a plain pytest run."""
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", TRAINING_SUITE]
+    plain = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    assert plain.returncode == 0, plain.stdout[-2000:]
+    result = _tapelint("--", *command)
+    assert _passed(result.stdout) == _passed(plain.stdout) == "4 passed", result.stderr[-2000:]
+    assert "after 12 optimizer steps" in result.stderr
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_a_command_stopped_at_max_steps_exits_non_zero_and_says_so() -> None:
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", TRAINING_SUITE]
+    result = _tapelint("--max-steps", "2", "--", *command)
+    assert result.returncode == 4, result.stderr[-2000:]
+    assert "stopped the command at --max-steps 2" in result.stderr
+    assert " passed" not in result.stdout

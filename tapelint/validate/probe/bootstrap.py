@@ -31,7 +31,7 @@ def start() -> None:
     path = os.environ.get(schema.EVENTS_ENV)
     if not path:
         return
-    recorder = Recorder(path, int(os.environ.get(schema.MAX_STEPS_ENV) or 3))
+    recorder = Recorder(path, int(os.environ.get(schema.MAX_STEPS_ENV) or 0) or None)
     recorder.emit(
         schema.START,
         argv=list(getattr(sys, "argv", [])),

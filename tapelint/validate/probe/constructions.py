@@ -16,7 +16,7 @@ from types import FrameType
 from typing import Any
 
 from . import schema
-from .frames import is_user_code, user_frames
+from .frames import is_user_code, user_frames, without_this_frame
 from .recorder import Recorder
 
 _PLUMBING = frozenset({"__new__", "__init__", "__call__", "error_handler", "_variable_call"})
@@ -81,7 +81,11 @@ def install_keras(recorder: Recorder, layer_class: type, optimizer_class: type) 
 
     @functools.wraps(original_new)
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        instance = original_new(cls, *args, **kwargs)
+        try:
+            instance = original_new(cls, *args, **kwargs)
+        except BaseException as error:
+            without_this_frame(error)
+            raise
         _emit(recorder, "layer", instance, _caller())
         return instance
 
@@ -91,7 +95,11 @@ def install_keras(recorder: Recorder, layer_class: type, optimizer_class: type) 
 
     @functools.wraps(original_init)
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        original_init(self, *args, **kwargs)
+        try:
+            original_init(self, *args, **kwargs)
+        except BaseException as error:
+            without_this_frame(error)
+            raise
         _emit(recorder, "optimizer", self, _caller())
 
     optimizer_class.__init__ = __init__
@@ -102,7 +110,11 @@ def install_variables(recorder: Recorder, metaclass: type) -> None:
 
     @functools.wraps(original_call)
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        instance = original_call(cls, *args, **kwargs)
+        try:
+            instance = original_call(cls, *args, **kwargs)
+        except BaseException as error:
+            without_this_frame(error)
+            raise
         _emit(recorder, "variable", instance, _caller())
         return instance
 

@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 from . import schema
-from .frames import caller, user_frames, written_in_user_code
+from .frames import caller, user_frames, without_this_frame, written_in_user_code
 from .recorder import Recorder
 from .tapes import any_tape_active, recording_tapes
 
@@ -70,8 +70,12 @@ def _numpy_call(recorder: Recorder, name: str, tensor_type: type, args: tuple, k
 def _numpy_function(recorder: Recorder, original: Any, name: str, tensor_type: type) -> Any:
     @functools.wraps(original)
     def function(*args: Any, **kwargs: Any) -> Any:
-        _numpy_call(recorder, name, tensor_type, args, kwargs)
-        return original(*args, **kwargs)
+        try:
+            _numpy_call(recorder, name, tensor_type, args, kwargs)
+            return original(*args, **kwargs)
+        except BaseException as error:
+            without_this_frame(error)
+            raise
 
     return function
 
@@ -86,8 +90,12 @@ class _NumpyUfunc:
         self._tensor_type = tensor_type
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        _numpy_call(self._recorder, self._name, self._tensor_type, args, kwargs)
-        return self._ufunc(*args, **kwargs)
+        try:
+            _numpy_call(self._recorder, self._name, self._tensor_type, args, kwargs)
+            return self._ufunc(*args, **kwargs)
+        except BaseException as error:
+            without_this_frame(error)
+            raise
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._ufunc, name)
@@ -99,29 +107,33 @@ class _NumpyUfunc:
 def _patched(recorder: Recorder, original: Any, how: str) -> Any:
     @functools.wraps(original)
     def convert(self, *args: Any, **kwargs: Any) -> Any:
-        if not any_tape_active():
-            return original(self, *args, **kwargs)
-        recording = recording_tapes()
-        if not recording:
-            return original(self, *args, **kwargs)
         try:
-            result = original(self, *args, **kwargs)
-        except BaseException as error:
+            if not any_tape_active():
+                return original(self, *args, **kwargs)
+            recording = recording_tapes()
+            if not recording:
+                return original(self, *args, **kwargs)
+            try:
+                result = original(self, *args, **kwargs)
+            except BaseException as error:
+                recorder.emit(
+                    schema.CONVERT,
+                    how=how,
+                    recording=recording,
+                    error=[type(error).__name__, str(error)[:300]],
+                    at=user_frames(caller(1), limit=3),
+                )
+                raise
             recorder.emit(
                 schema.CONVERT,
                 how=how,
                 recording=recording,
-                error=[type(error).__name__, str(error)[:300]],
+                error=None,
                 at=user_frames(caller(1), limit=3),
             )
+            return result
+        except BaseException as error:
+            without_this_frame(error)
             raise
-        recorder.emit(
-            schema.CONVERT,
-            how=how,
-            recording=recording,
-            error=None,
-            at=user_frames(caller(1), limit=3),
-        )
-        return result
 
     return convert

@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from . import schema
-from .frames import user_frames, written_in_user_code
+from .frames import user_frames, without_this_frame, written_in_user_code
 from .recorder import Recorder
 from .tapes import any_tape_active, note_zero_gradient_op, recording_tapes
 
@@ -45,6 +45,10 @@ def _patched(recorder: Recorder, original: Any, name: str) -> Any:
                     )
                     if name in _ZERO_GRADIENT:
                         note_zero_gradient_op(recording)
-        return original(*args, **kwargs)
+        try:
+            return original(*args, **kwargs)
+        except BaseException as error:
+            without_this_frame(error)
+            raise
 
     return op

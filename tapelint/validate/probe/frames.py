@@ -138,3 +138,13 @@ def span(code: CodeType, lasti: int, lineno: int | None) -> tuple[int, int, int]
 def caller(depth: int) -> FrameType:
     """The frame `depth` levels above the caller of this function."""
     return sys._getframe(depth + 1)
+
+
+def without_this_frame(error: BaseException) -> None:
+    """Called in a patch's `except` block just before a bare `raise`: the traceback loses the
+    patch's own entry, and a bare `raise` re-raises with the traceback as it stands (it adds
+    no entry for the frame again), so the program's traceback is exactly what it would be
+    without the patch."""
+    tb = error.__traceback__
+    if tb is not None and tb.tb_frame is sys._getframe(1):  # a C original leaves no entry
+        error.__traceback__ = tb.tb_next

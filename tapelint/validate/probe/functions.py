@@ -18,7 +18,7 @@ from types import FrameType
 from typing import Any
 
 from . import schema
-from .frames import caller, generated_lines, is_user_code, user_frames
+from .frames import caller, generated_lines, is_user_code, user_frames, without_this_frame
 from .raises import Raises
 from .recorder import Recorder
 
@@ -64,30 +64,34 @@ def install(recorder: Recorder, function_class: type, eager: Any, raises: Raises
 
     @functools.wraps(original_init)
     def __init__(self, python_function: Any, *args: Any, **kwargs: Any) -> None:
-        original_init(self, python_function, *args, **kwargs)
         try:
-            code = _code_of(python_function)
-            wraps_user_code = code is not None and is_user_code(code)
-            creator = _outside_tensorflow(caller(1))
-            # `tf.function(model)` in user code wraps Keras code, but its retracing is the
-            # user's doing all the same; functions Keras creates for `fit` are not.
-            user = wraps_user_code or (creator is not None and is_user_code(creator.f_code))
-            info = _FunctionInfo(recorder.serial(), user)
-            self._tapelint = info
-            if user:
-                definition = None
-                if wraps_user_code:
-                    definition = [code.co_filename, code.co_firstlineno, _header_end(code)]
-                recorder.emit(
-                    schema.FUNCTION,
-                    function=info.serial,
-                    user=True,
-                    definition=definition,
-                    end=_last_line(code) if wraps_user_code else None,
-                    at=user_frames(creator or caller(1), limit=1),
-                )
-        except Exception as error:
-            recorder.probe_error(error)
+            original_init(self, python_function, *args, **kwargs)
+            try:
+                code = _code_of(python_function)
+                wraps_user_code = code is not None and is_user_code(code)
+                creator = _outside_tensorflow(caller(1))
+                # `tf.function(model)` in user code wraps Keras code, but its retracing is the
+                # user's doing all the same; functions Keras creates for `fit` are not.
+                user = wraps_user_code or (creator is not None and is_user_code(creator.f_code))
+                info = _FunctionInfo(recorder.serial(), user)
+                self._tapelint = info
+                if user:
+                    definition = None
+                    if wraps_user_code:
+                        definition = [code.co_filename, code.co_firstlineno, _header_end(code)]
+                    recorder.emit(
+                        schema.FUNCTION,
+                        function=info.serial,
+                        user=True,
+                        definition=definition,
+                        end=_last_line(code) if wraps_user_code else None,
+                        at=user_frames(creator or caller(1), limit=1),
+                    )
+            except Exception as error:
+                recorder.probe_error(error)
+        except BaseException as error:
+            without_this_frame(error)
+            raise
 
     unwatched_call = function_class.__call__
     if raises is None:
@@ -99,41 +103,46 @@ def install(recorder: Recorder, function_class: type, eager: Any, raises: Raises
                 return unwatched_call(self, *args, **kwargs)
             except BaseException as error:
                 raises.escaped(error)
+                without_this_frame(error)
                 raise
 
     @functools.wraps(unwatched_call)
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        info = getattr(self, "_tapelint", None)
-        if info is None or not eager():
-            if info is None:
-                return original_call(self, *args, **kwargs)
+        try:
+            info = getattr(self, "_tapelint", None)
+            if info is None or not eager():
+                if info is None:
+                    return original_call(self, *args, **kwargs)
+                _calling.append(info)
+                try:
+                    return original_call(self, *args, **kwargs)
+                finally:
+                    _calling.remove(info)
+            if info.optimizers:
+                recorder.before_updates(info.optimizers)
+            before = self.experimental_get_tracing_count()
+            tracing_before = info.tracing
             _calling.append(info)
             try:
-                return original_call(self, *args, **kwargs)
+                result = original_call(self, *args, **kwargs)
             finally:
                 _calling.remove(info)
-        if info.optimizers:
-            recorder.before_updates(info.optimizers)
-        before = self.experimental_get_tracing_count()
-        tracing_before = info.tracing
-        _calling.append(info)
-        try:
-            result = original_call(self, *args, **kwargs)
-        finally:
-            _calling.remove(info)
-        if info.user or info.side_effects:
-            recorder.emit(
-                schema.CALL,
-                function=info.serial,
-                traces_before=before,
-                traces_after=self.experimental_get_tracing_count(),
-                tracing_seconds=round(info.tracing - tracing_before, 6),
-                arguments=_python_values(args, kwargs),
-                at=user_frames(caller(1), limit=1),
-            )
-        if info.optimizers:
-            recorder.after_updates(info.optimizers)
-        return result
+            if info.user or info.side_effects:
+                recorder.emit(
+                    schema.CALL,
+                    function=info.serial,
+                    traces_before=before,
+                    traces_after=self.experimental_get_tracing_count(),
+                    tracing_seconds=round(info.tracing - tracing_before, 6),
+                    arguments=_python_values(args, kwargs),
+                    at=user_frames(caller(1), limit=1),
+                )
+            if info.optimizers:
+                recorder.after_updates(info.optimizers)
+            return result
+        except BaseException as error:
+            without_this_frame(error)
+            raise
 
     function_class.__init__ = __init__
     function_class.__call__ = __call__
@@ -146,12 +155,16 @@ def install_tracing_timer(tracing_compilation: Any) -> None:
 
     @functools.wraps(original)
     def _create_concrete_function(*args: Any, **kwargs: Any) -> Any:
-        start = time.perf_counter()
         try:
-            return original(*args, **kwargs)
-        finally:
-            if _calling:
-                _calling[-1].tracing += time.perf_counter() - start
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                if _calling:
+                    _calling[-1].tracing += time.perf_counter() - start
+        except BaseException as error:
+            without_this_frame(error)
+            raise
 
     tracing_compilation._create_concrete_function = _create_concrete_function
 
@@ -162,12 +175,16 @@ def install_source_maps(loader_module: Any) -> None:
 
     @functools.wraps(original)
     def load_ast(*args: Any, **kwargs: Any) -> Any:
-        result = original(*args, **kwargs)
-        source_map = result[2] if isinstance(result, tuple) and len(result) == 3 else None
-        for location, origin in (source_map or {}).items():
-            lines = generated_lines.setdefault(location.filename, {})
-            lines[location.lineno] = (origin.loc.filename, origin.loc.lineno)
-        return result
+        try:
+            result = original(*args, **kwargs)
+            source_map = result[2] if isinstance(result, tuple) and len(result) == 3 else None
+            for location, origin in (source_map or {}).items():
+                lines = generated_lines.setdefault(location.filename, {})
+                lines[location.lineno] = (origin.loc.filename, origin.loc.lineno)
+            return result
+        except BaseException as error:
+            without_this_frame(error)
+            raise
 
     loader_module.load_ast = load_ast
 

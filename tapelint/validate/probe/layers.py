@@ -23,7 +23,7 @@ import threading
 from typing import Any
 
 from . import schema
-from .frames import user_frames, written_in_user_code
+from .frames import user_frames, without_this_frame, written_in_user_code
 from .recorder import Recorder
 from .tapes import any_tape_active, note_added_losses, note_losses_read, recording_tapes
 
@@ -36,49 +36,53 @@ def install(recorder: Recorder, layer_class: type, keras_layers: Any) -> None:
 
     @functools.wraps(original_call)
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not any_tape_active():
-            return original_call(self, *args, **kwargs)
-        caller = sys._getframe(1)
-        recording = recording_tapes() if written_in_user_code(caller) else None
-        outer = getattr(_local, "inference", None)
-        passed_on = "training" in kwargs and kwargs["training"] is None
-        if not recording or (passed_on and outer is not None):
-            # Keras' own sub-layer calls, and a subclassed model's `call` passing on the
-            # `training=None` it was given (`self.drop(h, training=training)` in a
-            # `train_step` that called `self(x)`): the layer runs as the outer call left it.
-            if outer is not None and not kwargs.get("training") and _switched(self, switched):
-                outer.append(self.name)
-            return original_call(self, *args, **kwargs)
-        at = user_frames(caller, limit=1)
-        if "training" in kwargs:
-            recorder.emit(
-                schema.LAYER_CALL,
-                type=type(self).__name__,
-                training=True,
-                recording=recording,
-                at=at,
-            )
-            result = original_call(self, *args, **kwargs)
-            note_added_losses(_added_losses(self))
-            return result
-        names = [self.name] if _switched(self, switched) else []
-        _local.inference = names
         try:
-            result = original_call(self, *args, **kwargs)
-            note_added_losses(_added_losses(self))
-            return result
-        finally:
-            _local.inference = outer
-            if outer is not None:  # a call written inside another one's `call`
-                outer.extend(names)
-            recorder.emit(
-                schema.LAYER_CALL,
-                type=type(self).__name__,
-                training=False,
-                inference_layers=list(dict.fromkeys(names)),
-                recording=recording,
-                at=at,
-            )
+            if not any_tape_active():
+                return original_call(self, *args, **kwargs)
+            caller = sys._getframe(1)
+            recording = recording_tapes() if written_in_user_code(caller) else None
+            outer = getattr(_local, "inference", None)
+            passed_on = "training" in kwargs and kwargs["training"] is None
+            if not recording or (passed_on and outer is not None):
+                # Keras' own sub-layer calls, and a subclassed model's `call` passing on the
+                # `training=None` it was given (`self.drop(h, training=training)` in a
+                # `train_step` that called `self(x)`): the layer runs as the outer call left it.
+                if outer is not None and not kwargs.get("training") and _switched(self, switched):
+                    outer.append(self.name)
+                return original_call(self, *args, **kwargs)
+            at = user_frames(caller, limit=1)
+            if "training" in kwargs:
+                recorder.emit(
+                    schema.LAYER_CALL,
+                    type=type(self).__name__,
+                    training=True,
+                    recording=recording,
+                    at=at,
+                )
+                result = original_call(self, *args, **kwargs)
+                note_added_losses(_added_losses(self))
+                return result
+            names = [self.name] if _switched(self, switched) else []
+            _local.inference = names
+            try:
+                result = original_call(self, *args, **kwargs)
+                note_added_losses(_added_losses(self))
+                return result
+            finally:
+                _local.inference = outer
+                if outer is not None:  # a call written inside another one's `call`
+                    outer.extend(names)
+                recorder.emit(
+                    schema.LAYER_CALL,
+                    type=type(self).__name__,
+                    training=False,
+                    inference_layers=list(dict.fromkeys(names)),
+                    recording=recording,
+                    at=at,
+                )
+        except BaseException as error:
+            without_this_frame(error)
+            raise
 
     layer_class.__call__ = __call__
     losses = layer_class.losses

@@ -21,7 +21,7 @@ import weakref
 from typing import Any
 
 from . import schema
-from .frames import caller, user_frames
+from .frames import caller, user_frames, without_this_frame
 from .functions import note_traced_update
 from .recorder import Recorder
 
@@ -52,9 +52,11 @@ def install_apply_gradients(
             serial = serials[optimizer] = recorder.serial()
         return serial
 
-    def update(method: str, optimizer: Any, grads: list, variables: list | None, call):
+    def begin(method: str, optimizer: Any, grads: list, variables: list | None) -> Any:
+        """Record the update about to be made; what `end` needs, or None for an update
+        inside another (Keras' `apply_gradients` calls `apply`)."""
         if getattr(_local, "applying", False):
-            return call()
+            return None
         serial = serial_of(optimizer)
         traced = not eager()
         if variables is None:
@@ -84,30 +86,39 @@ def install_apply_gradients(
             at=user_frames(caller(2), limit=1),
         )
         _local.applying = True
-        try:
-            result = call()
-        finally:
-            _local.applying = False
+        return serial, traced
+
+    def end(update: Any, done: bool) -> None:
+        if update is None:
+            return
+        _local.applying = False
+        serial, traced = update
+        if not done:
+            return
         if traced:
             note_traced_update(serial)
         else:
             recorder.after_updates((serial,))
-        return result
 
+    # The original is called in the wrapper itself, and an error it raises leaves with the
+    # wrapper's entry taken out of its traceback: the program's tracebacks stay its own.
     original_apply_gradients = optimizer_class.apply_gradients
 
     @functools.wraps(original_apply_gradients)
     def apply_gradients(self, grads_and_vars, *args: Any, **kwargs: Any) -> Any:
         pairs = list(grads_and_vars)
-        grads = [pair[0] for pair in pairs]
         variables = [pair[1] for pair in pairs]
-        return update(
-            "apply_gradients",
-            self,
-            grads,
-            variables,
-            lambda: original_apply_gradients(self, pairs, *args, **kwargs),
-        )
+        update = begin("apply_gradients", self, [pair[0] for pair in pairs], variables)
+        done = False
+        try:
+            result = original_apply_gradients(self, pairs, *args, **kwargs)
+            done = True
+        except BaseException as error:
+            without_this_frame(error)
+            raise
+        finally:
+            end(update, done)
+        return result
 
     optimizer_class.apply_gradients = apply_gradients
     if not with_apply:
@@ -118,13 +129,17 @@ def install_apply_gradients(
     def apply(self, grads, trainable_variables=None, *args: Any, **kwargs: Any) -> Any:
         grads = list(grads)
         variables = list(trainable_variables) if trainable_variables is not None else None
-        return update(
-            "apply",
-            self,
-            grads,
-            variables,
-            lambda: original_apply(self, grads, variables, *args, **kwargs),
-        )
+        update = begin("apply", self, grads, variables)
+        done = False
+        try:
+            result = original_apply(self, grads, variables, *args, **kwargs)
+            done = True
+        except BaseException as error:
+            without_this_frame(error)
+            raise
+        finally:
+            end(update, done)
+        return result
 
     optimizer_class.apply = apply
 

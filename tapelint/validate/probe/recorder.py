@@ -11,7 +11,8 @@ that makes a new optimizer every epoch (TAP502's bug) trains the same variables 
 A training step is a round of updates in which no optimizer updates twice: one updating
 again starts the next step. So a GAN's two optimizers, updating in turn, make one step a
 round and both get their steps, and the new optimizer of each epoch counts every update.
-The program is ended just before the update that would start step `max_steps + 1`.
+The program is ended just before the update that would start step `max_steps + 1` (never
+when `max_steps` is None).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from . import schema
 
 
 class Recorder:
-    def __init__(self, path: str, max_steps: int) -> None:
+    def __init__(self, path: str, max_steps: int | None) -> None:
         self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         self.max_steps = max_steps
         self.step = 0  # training steps started
@@ -64,7 +65,9 @@ class Recorder:
     def before_updates(self, optimizers: Iterable[int]) -> None:
         """Called just before updates by `optimizers`; ends the program when they would
         start a step past `max_steps`."""
-        if self._round & self._known(optimizers) and self.step >= self.max_steps:
+        if self.max_steps is None or self.step < self.max_steps:
+            return
+        if self._round & self._known(optimizers):
             self.stop()
 
     def after_updates(self, optimizers: Iterable[int]) -> None:

@@ -76,7 +76,7 @@ Kinds and their own fields:
 """
 
 EVENTS_ENV = "TAPELINT_VALIDATE_EVENTS"
-MAX_STEPS_ENV = "TAPELINT_VALIDATE_MAX_STEPS"
+MAX_STEPS_ENV = "TAPELINT_VALIDATE_MAX_STEPS"  # 0 or unset: no step limit
 SITES_ENV = "TAPELINT_VALIDATE_SITES"  # the lines to watch for exceptions (`raises.py`)
 # The codes of the diagnostics being validated, comma-separated: some instrumentation costs
 # enough to run only for the rule that needs it (TAP107's operation count).

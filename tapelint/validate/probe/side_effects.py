@@ -18,7 +18,7 @@ from types import ModuleType
 from typing import Any
 
 from . import functions, schema
-from .frames import caller, user_frames, written_in_user_code
+from .frames import caller, user_frames, without_this_frame, written_in_user_code
 from .recorder import Recorder
 
 _NUMPY = (
@@ -51,17 +51,21 @@ def _wrapped(
 ) -> Callable[..., Any]:
     @functools.wraps(original)
     def draw(*args: Any, **kwargs: Any) -> Any:
-        if functions.tracing():
-            try:
-                frame = caller(1)
-                if not eager() and written_in_user_code(frame):
-                    serial = functions.note_side_effect()
-                    recorder.emit(
-                        schema.SIDE_EFFECT, what=what, function=serial, at=user_frames(frame)
-                    )
-            except Exception as error:
-                recorder.probe_error(error)
-        return original(*args, **kwargs)
+        try:
+            if functions.tracing():
+                try:
+                    frame = caller(1)
+                    if not eager() and written_in_user_code(frame):
+                        serial = functions.note_side_effect()
+                        recorder.emit(
+                            schema.SIDE_EFFECT, what=what, function=serial, at=user_frames(frame)
+                        )
+                except Exception as error:
+                    recorder.probe_error(error)
+            return original(*args, **kwargs)
+        except BaseException as error:
+            without_this_frame(error)
+            raise
 
     draw._tapelint = True  # type: ignore[attr-defined]
     return draw

@@ -26,7 +26,7 @@ import weakref
 from typing import Any
 
 from . import schema
-from .frames import caller, user_frames
+from .frames import caller, user_frames, without_this_frame
 from .held import Held
 from .recorder import Recorder
 
@@ -193,124 +193,140 @@ def install(
 
     @functools.wraps(original_init)
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        original_init(self, *args, **kwargs)
         try:
-            if held.pending:
-                held.measure_pending()
-            info = _TapeInfo(recorder.serial(), bool(self._persistent), not eager())
-            if not count_ops:
-                info.ops = None  # not counted: TAP107 is not being validated
-            self._tapelint = info
-            at = user_frames(caller(1), limit=1)
-            emit(
-                schema.TAPE,
-                tape=info.serial,
-                persistent=info.persistent,
-                watch_accessed_variables=bool(self._watch_accessed_variables),
-                traced=info.traced,
-                at=at,
-            )
-            if info.persistent:
-                lifetimes.created(self, info, at[0] if at else None)
-            elif count_ops and not info.traced:
-                lifetimes.watch_unasked(self, info)
-        except Exception as error:
-            recorder.probe_error(error)
+            original_init(self, *args, **kwargs)
+            try:
+                if held.pending:
+                    held.measure_pending()
+                info = _TapeInfo(recorder.serial(), bool(self._persistent), not eager())
+                if not count_ops:
+                    info.ops = None  # not counted: TAP107 is not being validated
+                self._tapelint = info
+                at = user_frames(caller(1), limit=1)
+                emit(
+                    schema.TAPE,
+                    tape=info.serial,
+                    persistent=info.persistent,
+                    watch_accessed_variables=bool(self._watch_accessed_variables),
+                    traced=info.traced,
+                    at=at,
+                )
+                if info.persistent:
+                    lifetimes.created(self, info, at[0] if at else None)
+                elif count_ops and not info.traced:
+                    lifetimes.watch_unasked(self, info)
+            except Exception as error:
+                recorder.probe_error(error)
+        except BaseException as error:
+            without_this_frame(error)
+            raise
 
     original_enter = tape_class.__enter__
 
     @functools.wraps(original_enter)
     def __enter__(self):
-        result = original_enter(self)
-        info = getattr(self, "_tapelint", None)
-        if info is not None:
-            if held.pending:
-                held.measure_pending()
-            tapes = getattr(_local, "tapes", None)
-            if tapes is None:
-                tapes = _local.tapes = []
-            tapes.append(self)
-            emit(schema.ENTER, tape=info.serial, at=user_frames(caller(1), limit=1))
-        return result
+        try:
+            result = original_enter(self)
+            info = getattr(self, "_tapelint", None)
+            if info is not None:
+                if held.pending:
+                    held.measure_pending()
+                tapes = getattr(_local, "tapes", None)
+                if tapes is None:
+                    tapes = _local.tapes = []
+                tapes.append(self)
+                emit(schema.ENTER, tape=info.serial, at=user_frames(caller(1), limit=1))
+            return result
+        except BaseException as error:
+            without_this_frame(error)
+            raise
 
     original_exit = tape_class.__exit__
 
     @functools.wraps(original_exit)
     def __exit__(self, *exc_info):
         try:
-            return original_exit(self, *exc_info)
-        finally:
-            tapes = getattr(_local, "tapes", None)
-            if tapes and self in tapes:
-                tapes.remove(self)
-            info = getattr(self, "_tapelint", None)
-            if info is not None and info.persistent and not info.traced:
-                if info.last_use is None:
-                    info.used(recorder.step)
-                held.keep(info, self, info.site)
+            try:
+                return original_exit(self, *exc_info)
+            finally:
+                tapes = getattr(_local, "tapes", None)
+                if tapes and self in tapes:
+                    tapes.remove(self)
+                info = getattr(self, "_tapelint", None)
+                if info is not None and info.persistent and not info.traced:
+                    if info.last_use is None:
+                        info.used(recorder.step)
+                    held.keep(info, self, info.site)
+        except BaseException as error:
+            without_this_frame(error)
+            raise
 
     def differentiate(method_name: str):
         original = getattr(tape_class, method_name)
 
         @functools.wraps(original)
         def method(self, target, sources, *args, **kwargs):
-            info = getattr(self, "_tapelint", None)
-            if info is None or getattr(_local, "differentiating", False):
-                # jacobian calls gradient itself: one user call is one event
-                return original(self, target, sources, *args, **kwargs)
-            if held.pending:
-                held.measure_pending()
-            recording = bool(self._recording)
-            info.calls += 1
-            fields: dict[str, Any] = {
-                "tape": info.serial,
-                "method": method_name,
-                "recording": recording,
-                "losses_read": info.losses_read,
-                "added_losses": info.added_losses,
-            }
-            flat_sources: list = []
             try:
-                flat_sources = nest.flatten(sources)
-                fields["sources"] = [_source_kind(s, tensor_type) for s in flat_sources]
-                fields["variable_ids"] = [id(s) for s in flat_sources if hasattr(s, "assign")]
-                fields["regularized"] = _regularized(flat_sources)
-            except Exception:
-                fields["sources"] = fields["variable_ids"] = []
-            _local.differentiating = True
-            try:
-                result = original(self, target, sources, *args, **kwargs)
-            except BaseException as error:
-                fields["error"] = [type(error).__name__, str(error)[:300]]
-                emit(schema.GRADIENT, at=user_frames(caller(1), limit=1), none=[], **fields)
-                raise
-            finally:
-                _local.differentiating = False
-                if info.persistent:
-                    info.used(recorder.step)
-            try:
-                flat_result = nest.flatten(result)
-                none = [r is None for r in flat_result]
-                # Which gradient belongs to which source, for matching the pairs an update
-                # receives (`zip` keeps the tensors themselves).
-                fields["gradient_ids"] = [None if r is None else id(r) for r in flat_result]
-                fields["source_ids"] = [id(s) for s in flat_sources]
-                fields["source_names"] = [_name(s, i) for i, s in enumerate(flat_sources)]
-                if any(none):
-                    fields["none_names"] = [
-                        _name(s, i)
-                        for i, (s, n) in enumerate(zip(flat_sources, none, strict=False))
-                        if n
-                    ]
-            except Exception:
-                flat_result, none = [], []
-            if info.serial in _zero_gradient_tapes and eager():
+                info = getattr(self, "_tapelint", None)
+                if info is None or getattr(_local, "differentiating", False):
+                    # jacobian calls gradient itself: one user call is one event
+                    return original(self, target, sources, *args, **kwargs)
+                if held.pending:
+                    held.measure_pending()
+                recording = bool(self._recording)
+                info.calls += 1
+                fields: dict[str, Any] = {
+                    "tape": info.serial,
+                    "method": method_name,
+                    "recording": recording,
+                    "losses_read": info.losses_read,
+                    "added_losses": info.added_losses,
+                }
+                flat_sources: list = []
                 try:
-                    fields["zero"] = [_all_zeros(r) for r in flat_result]
-                except Exception as error:
-                    recorder.probe_error(error)
-            emit(schema.GRADIENT, at=user_frames(caller(1), limit=1), none=none, **fields)
-            return result
+                    flat_sources = nest.flatten(sources)
+                    fields["sources"] = [_source_kind(s, tensor_type) for s in flat_sources]
+                    fields["variable_ids"] = [id(s) for s in flat_sources if hasattr(s, "assign")]
+                    fields["regularized"] = _regularized(flat_sources)
+                except Exception:
+                    fields["sources"] = fields["variable_ids"] = []
+                _local.differentiating = True
+                try:
+                    result = original(self, target, sources, *args, **kwargs)
+                except BaseException as error:
+                    fields["error"] = [type(error).__name__, str(error)[:300]]
+                    emit(schema.GRADIENT, at=user_frames(caller(1), limit=1), none=[], **fields)
+                    raise
+                finally:
+                    _local.differentiating = False
+                    if info.persistent:
+                        info.used(recorder.step)
+                try:
+                    flat_result = nest.flatten(result)
+                    none = [r is None for r in flat_result]
+                    # Which gradient belongs to which source, for matching the pairs an update
+                    # receives (`zip` keeps the tensors themselves).
+                    fields["gradient_ids"] = [None if r is None else id(r) for r in flat_result]
+                    fields["source_ids"] = [id(s) for s in flat_sources]
+                    fields["source_names"] = [_name(s, i) for i, s in enumerate(flat_sources)]
+                    if any(none):
+                        fields["none_names"] = [
+                            _name(s, i)
+                            for i, (s, n) in enumerate(zip(flat_sources, none, strict=False))
+                            if n
+                        ]
+                except Exception:
+                    flat_result, none = [], []
+                if info.serial in _zero_gradient_tapes and eager():
+                    try:
+                        fields["zero"] = [_all_zeros(r) for r in flat_result]
+                    except Exception as error:
+                        recorder.probe_error(error)
+                emit(schema.GRADIENT, at=user_frames(caller(1), limit=1), none=none, **fields)
+                return result
+            except BaseException as error:
+                without_this_frame(error)
+                raise
 
         setattr(tape_class, method_name, method)
 
@@ -318,21 +334,25 @@ def install(
 
     @functools.wraps(original_watch)
     def watch(self, tensor):
-        info = getattr(self, "_tapelint", None)
         try:
-            result = original_watch(self, tensor)
-        except BaseException as error:
+            info = getattr(self, "_tapelint", None)
+            try:
+                result = original_watch(self, tensor)
+            except BaseException as error:
+                if info is not None:
+                    emit(
+                        schema.WATCH,
+                        tape=info.serial,
+                        error=[type(error).__name__, str(error)[:300]],
+                        at=user_frames(caller(1), limit=1),
+                    )
+                raise
             if info is not None:
-                emit(
-                    schema.WATCH,
-                    tape=info.serial,
-                    error=[type(error).__name__, str(error)[:300]],
-                    at=user_frames(caller(1), limit=1),
-                )
+                emit(schema.WATCH, tape=info.serial, error=None, at=user_frames(caller(1), limit=1))
+            return result
+        except BaseException as error:
+            without_this_frame(error)
             raise
-        if info is not None:
-            emit(schema.WATCH, tape=info.serial, error=None, at=user_frames(caller(1), limit=1))
-        return result
 
     tape_class.__init__ = __init__
     tape_class.__enter__ = __enter__
