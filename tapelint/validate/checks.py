@@ -364,13 +364,26 @@ def _unfiltered_apply(site: Site, obs: Observations) -> Verdict:
     applies = events_at(obs.of(schema.APPLY), site)
     if not applies:
         return NOT_REACHED
-    reached = [apply for apply in applies if apply["none_variables"]]
-    if reached:
+    # An update inside a `tf.function` is seen while the step traces, not at each call of
+    # the compiled step: those are counted as traces, not updates.
+    eager = [apply for apply in applies if not apply["traced"]]
+    traced = [apply for apply in applies if apply["traced"]]
+    counts = []
+    for group, noun in ((eager, "updates"), (traced, "traces of the compiled step")):
+        reached = sum(1 for apply in group if apply["none_variables"])
+        if reached:
+            counts.append(f"{reached} of {len(group)} {noun}")
+    if counts:
         # Which variables: the cost says (costs.py), once.
-        return Verdict.confirmed(
-            f"a None gradient reached it in {len(reached)} of {len(applies)} updates"
-        )
-    return Verdict.refuted(f"every gradient it received was a tensor ({_times(len(applies))})")
+        return Verdict.confirmed("a None gradient reached it in " + " and ".join(counts))
+    received = [f"{_times(len(eager))}" if eager else "", _traces(len(traced)) if traced else ""]
+    return Verdict.refuted(
+        "every gradient it received was a tensor (" + ", ".join(filter(None, received)) + ")"
+    )
+
+
+def _traces(count: int) -> str:
+    return f"in {count} trace{'s' if count != 1 else ''} of the compiled step"
 
 
 def _variable_mismatch(site: Site, obs: Observations) -> Verdict:

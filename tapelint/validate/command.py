@@ -11,13 +11,14 @@ by signal N (Ctrl-C, SIGTERM, SIGHUP), after the program's processes were ended.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shlex
 import shutil
 import signal
 import sys
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
@@ -110,10 +111,10 @@ def _validate(request: Request) -> int:
     diagnostics = sorted(check.diagnostics, key=lambda d: d.sort_key)
     judged = judge(diagnostics, observations, cwd)
     wanted = RuntimeFindingFilter(request.settings)
-    found = runtime_findings(
-        judged, observations, cwd, lambda path: display_path(Path(path), cwd), wanted
+    found = runtime_findings(judged, observations, cwd, lambda path: shown_path(path, cwd), wanted)
+    items = sorted(
+        (_with_shown_paths(item, cwd) for item in [*judged, *found]), key=lambda item: item.sort_key
     )
-    items = sorted([*judged, *found], key=lambda item: item.sort_key)
 
     click.echo(report.render(items, request.output_format), nl=False)
     if request.output_format == "text":
@@ -153,6 +154,26 @@ def _say(message: str) -> None:
     """One of the validator's own lines, set apart from the program's output (bold on a
     terminal)."""
     click.echo(click.style(f"tapelint validate: {message}", bold=True), err=True)
+
+
+def shown_path(path: str, cwd: Path) -> str:
+    """Relative to the working directory, with `..` for a file outside it (absolute only
+    where no relative path exists, another drive): the same in every format, and no local
+    machine paths in a report that is copied elsewhere."""
+    try:
+        return Path(os.path.relpath((cwd / path).resolve(), cwd)).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _with_shown_paths(item: Validated, cwd: Path) -> Validated:
+    diagnostic = item.diagnostic
+    related = tuple(
+        place if place.cell is not None else replace(place, path=shown_path(place.path, cwd))
+        for place in diagnostic.related
+    )
+    shown = replace(diagnostic, path=shown_path(diagnostic.path, cwd), related=related)
+    return replace(item, diagnostic=shown)
 
 
 def _counts_as_found(item: Validated) -> bool:
@@ -220,7 +241,7 @@ def _failed_before_training(outcome: Outcome, observations: Observations, cwd: P
         last = exceptions[-1]
         where = ""
         if last.at:
-            where = f" at {display_path(Path(last.at[0].path), cwd)}:{last.at[0].first}"
+            where = f" at {shown_path(last.at[0].path, cwd)}:{last.at[0].first}"
         message = (last["message"] or "").strip().splitlines()
         first_line = message[0][:200] if message else ""
         return f"{last['type']}: {first_line}{where}"
