@@ -127,3 +127,17 @@ def test_a_command_stopped_at_max_steps_exits_non_zero_and_says_so() -> None:
     assert result.returncode == 4, result.stderr[-2000:]
     assert "stopped the command at --max-steps 2" in result.stderr
     assert " passed" not in result.stdout
+
+
+def test_paths_are_relative_to_the_working_directory_in_every_format(tmp_path: Path) -> None:
+    """A script outside the working directory is `../...`, as text and as JSON (issue 33)."""
+    elsewhere, work = tmp_path / "elsewhere", tmp_path / "work"
+    elsewhere.mkdir()
+    work.mkdir()
+    script = ROOT / "fixtures" / "runtime" / "unfiltered_frozen_head.py"
+    (elsewhere / "train.py").write_text(script.read_text())
+    text = _tapelint("--quiet", "../elsewhere/train.py", cwd=work)
+    assert "../elsewhere/train.py:22:5: TAP401" in text.stdout, text.stderr[-2000:]
+    as_json = _tapelint("--quiet", "--output-format", "json", str(elsewhere / "train.py"), cwd=work)
+    [item] = json.loads(as_json.stdout)
+    assert item["path"] == "../elsewhere/train.py"

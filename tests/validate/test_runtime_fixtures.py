@@ -119,6 +119,12 @@ def test_model_fit_steps_are_counted_and_stopped() -> None:
     assert "after 3 optimizer steps (--max-steps 3)" in validate("fit_custom_train_step.py").stderr
 
 
+def test_updates_seen_while_a_compiled_step_traced_are_counted_as_traces() -> None:
+    [item] = [i for i in validate("tf_function_step.py").items if i["code"] == "TAP401"]
+    assert "a None gradient reached it in 2 of 2 traces of the compiled step" in item["evidence"]
+    assert "updates" not in item["evidence"]
+
+
 def test_a_crash_before_training_is_summarised() -> None:
     stderr = validate("crash_before_training.py").stderr
     assert "failed before its first training step: FileNotFoundError" in stderr

@@ -5,13 +5,14 @@ only through the calls it makes into TensorFlow or Keras (an update by an optimi
 follows is invisible). 3.12 has `sys.monitoring`'s LINE event per code object; 3.11 has only
 `sys.settrace`, which slows every line of every frame (see `handlers311`). So, as for
 exceptions, the code objects that hold watched lines are copied with one change per watched
-line: the first instructions of the line (plain loads, which never jump) move to a stub
+line: the first instructions of the line (loads, arithmetic, stores: none jumps) move to a stub
 after the original bytecode that first calls `hook(marker)`, then runs them and jumps back;
 in their place a jump to the stub, and `NOP`s. Offsets of everything else, the exception
 table's entries and every instruction's position are kept (the moved instructions keep
 theirs in the stub, so an error they raise points at the same line).
 
-A line whose first instructions cannot be moved (an `import`, a `for` header) is not marked:
+A line whose first instructions cannot be moved (an `import`, a `for` header, a comparison)
+is not marked:
 the verdicts fall back to what the patches saw. Formats are CPython 3.11's
 (Objects/locations.md, Objects/exception_handling_notes.txt).
 """
@@ -33,7 +34,8 @@ from .handlers311 import (
 )
 
 _OP = dis.opmap
-# Instructions that may run elsewhere unchanged: they read no offset and never jump.
+# Instructions that may run elsewhere unchanged: they read no offset, never jump, and no
+# specialized form of theirs looks at a jump after them (COMPARE_OP's do).
 _MOVABLE = frozenset(
     _OP[name]
     for name in (
@@ -47,6 +49,15 @@ _MOVABLE = frozenset(
         "LOAD_CLASSDEREF",
         "LOAD_ATTR",
         "LOAD_METHOD",
+        "BINARY_OP",
+        "BINARY_SUBSCR",
+        "BUILD_LIST",
+        "BUILD_TUPLE",
+        "LIST_EXTEND",
+        "UNARY_NEGATIVE",
+        "UNARY_NOT",
+        "STORE_FAST",
+        "STORE_NAME",
     )
 )
 _JUMP_UNITS = 3  # EXTENDED_ARG, EXTENDED_ARG, JUMP_FORWARD
