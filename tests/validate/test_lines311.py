@@ -11,7 +11,7 @@ import pytest
 
 pytestmark = pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="CPython 3.11 bytecode")
 
-SOURCE = '''
+SOURCE = """
 def train(batches, log):
     total = 0
     for batch in batches:
@@ -32,7 +32,7 @@ def fails(value):
 result = train([1, 2, 3], [])
 if result > 100:
     print("never")
-'''
+"""
 
 
 def _marked(watched: set[int]) -> tuple[CodeType, CodeType, list]:
@@ -59,7 +59,9 @@ def test_positions_of_the_original_instructions_are_unchanged() -> None:
     def pairs(original: CodeType, copy: CodeType) -> list[tuple[CodeType, CodeType]]:
         nested = [c for c in original.co_consts if isinstance(c, CodeType)]
         copies = [c for c in copy.co_consts if isinstance(c, CodeType)]
-        return [(original, copy)] + [p for o, c in zip(nested, copies) for p in pairs(o, c)]
+        return [(original, copy)] + [
+            p for o, c in zip(nested, copies, strict=True) for p in pairs(o, c)
+        ]
 
     for original, copy in pairs(code, marked):
         units = len(original.co_code) // 2
