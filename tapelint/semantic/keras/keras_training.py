@@ -32,7 +32,9 @@ out of a model) or known to be insensitive. The walk over a model's parts is
   something with it (`if training:`); forwarding it as `layer(x, training=training)` counts
   only through what `layer` is. A class that overrides `__call__` has its own protocol:
   Keras' training handling never runs, and it is reported only when that `__call__` takes
-  `training` and uses it.
+  `training` and uses it. A class whose `call` (or own `__call__`) defaults `training=True`
+  trains when called without the flag, and does not count (first look: GANs and MixMatch
+  written that way).
 """
 
 from __future__ import annotations
@@ -114,6 +116,9 @@ class TrainingSensitivity(CompositionSearch):
         if own_call is not None and not _mentions_training(own_call):
             # Its own protocol: the layers it calls get `training` only from it.
             return None
+        if _defaults_to_training(own_call or methods.get("call")):
+            # Called without `training=`, Keras passes the signature's default: it trains.
+            return None
         found = self.parts_created(class_name, methods)
         if found:
             return found
@@ -129,6 +134,30 @@ def _pretrained(call: cst.Call) -> bool:
     # By keyword only: the position of `weights` differs from family to family.
     weights = argument_value(call, -1, "weights")
     return weights is None or not is_none(weights)
+
+
+def _defaults_to_training(function: ast.FunctionDef | None) -> bool:
+    """`def call(self, inputs, training=True)`: a call that leaves `training` out runs the
+    training branch (Keras 3 fills a missing `training` from the signature's default, as
+    measured on TensorFlow 2.21: batch normalisation then updates its moving statistics)."""
+    if function is None:
+        return False
+    arguments = function.args
+    positional = [*arguments.posonlyargs, *arguments.args]
+    defaults = dict(
+        zip(
+            positional[len(positional) - len(arguments.defaults) :], arguments.defaults, strict=True
+        )
+    )
+    defaults.update(
+        (a, d)
+        for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+        if d is not None
+    )
+    return any(
+        a.arg == "training" and isinstance(d, ast.Constant) and d.value is True
+        for a, d in defaults.items()
+    )
 
 
 def _has_parameter(function: ast.FunctionDef, name: str) -> bool:
