@@ -160,7 +160,7 @@ def test_json_output_shape_and_values(mixed):
         "name": "loss-outside-tape",
         "severity": "error",
         "message": loss["message"],
-        "url": "https://tapelint.readthedocs.io/en/latest/rules/TAP101/",
+        "url": "https://tapelint.readthedocs.io/rules/TAP101/",
         "fix": None,
         "related": [],
     }

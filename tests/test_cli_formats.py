@@ -235,7 +235,7 @@ def test_rules_json_lists_every_rule(fixture_findings: list[dict]) -> None:
             "severity": rule.severity.value,
             "preview": rule.preview,
             "fixable": rule.fixable,
-            "url": f"https://tapelint.readthedocs.io/en/latest/rules/{rule.code}/",
+            "url": f"https://tapelint.readthedocs.io/rules/{rule.code}/",
             "summary": rule.summary(),
         }
     # `fixable` is what the rules do: exactly the rules whose findings over the fixtures

@@ -74,7 +74,7 @@ def test_sarif_rules_describe_every_rule(mixed: Path) -> None:
         assert descriptor["defaultConfiguration"]["level"] == rule.severity.value
         # The rule's page on the documentation site (tests/test_docs_site.py builds it there).
         assert (
-            descriptor["helpUri"] == f"https://tapelint.readthedocs.io/en/latest/rules/{rule.code}/"
+            descriptor["helpUri"] == f"https://tapelint.readthedocs.io/rules/{rule.code}/"
         )
 
 

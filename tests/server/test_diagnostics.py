@@ -58,7 +58,7 @@ async def test_a_bad_file_gets_the_diagnostic_at_its_exact_range(session: Sessio
     assert diagnostic.code_description is not None
     # The rule's page on the documentation site (tests/test_docs_site.py builds it there).
     href = diagnostic.code_description.href
-    assert href == "https://tapelint.readthedocs.io/en/latest/rules/TAP101/"
+    assert href == "https://tapelint.readthedocs.io/rules/TAP101/"
 
 
 @pytest.mark.parametrize(
