@@ -73,9 +73,7 @@ def test_sarif_rules_describe_every_rule(mixed: Path) -> None:
         assert "## Why is this bad?" in descriptor["help"]["markdown"]
         assert descriptor["defaultConfiguration"]["level"] == rule.severity.value
         # The rule's page on the documentation site (tests/test_docs_site.py builds it there).
-        assert (
-            descriptor["helpUri"] == f"https://tapelint.readthedocs.io/rules/{rule.code}/"
-        )
+        assert descriptor["helpUri"] == f"https://tapelint.readthedocs.io/rules/{rule.code}/"
 
 
 def test_sarif_results_locations_and_fixes(mixed: Path) -> None:

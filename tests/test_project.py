@@ -263,8 +263,17 @@ def test_renaming_knows_every_field_of_a_summary():
         "Applied": {"param", "site"},
         "Spent": {"param", "site"},
         "Site": {"path", "line", "column", "label", "cell"},
-        # What a builder returns holds no qualified name: nothing in it to rename.
-        "Built": {"is_model", "legacy", "in_variables", "in_weights", "regularized"},
+        # What a builder returns holds no qualified name: nothing in it to rename (the part
+        # that reads `training` is a layer's or a class's plain name).
+        "Built": {
+            "is_model",
+            "legacy",
+            "in_variables",
+            "in_weights",
+            "regularized",
+            "training_part",
+            "of_class",
+        },
         "Transformed": {"param", "each", "site"},
         # Nor does a tape a function hands back: its part, persistence, calls and site.
         "HandedBack": {"part", "persistent", "asked", "toy", "site"},
