@@ -130,6 +130,7 @@ class UnfilteredApplyGradients(Rule):
     triggers = ("GradientTape", ".gradient(")
 
     def check(self, model: FileModel) -> Iterator[Finding]:
+        mismatched = _MismatchedApplies(model)
         for apply in gradient_applies(model):
             flow = applied_gradients(model, apply)
             if not _reported(model, flow, apply.scope, apply.stmt) or applies_one_variable(
@@ -143,7 +144,7 @@ class UnfilteredApplyGradients(Rule):
                 apply.node,
                 f"`{callee}` receives gradients straight from {_origin(model, flow)} without a "
                 f"None check; {_ADVICE}",
-                _fix(model, apply),
+                _fix(model, apply, mismatched),
                 related=tuple(flow.external),
             )
         for helper in helper_applies(model):
@@ -192,7 +193,22 @@ def _origin(model: FileModel, flow: GradientFlow) -> str:
     return f"{site.label} ({site.where(model.path)})"
 
 
-def _fix(model: FileModel, apply: ApplyCall) -> FixIntent | None:
+class _MismatchedApplies:
+    """The apply calls TAP402 reports in one file (gradients paired with other variables),
+    found once, and only when a fix asks."""
+
+    def __init__(self, model: FileModel) -> None:
+        self._model = model
+        self._nodes: set[int] | None = None
+
+    def reports(self, apply: ApplyCall) -> bool:
+        if self._nodes is None:
+            found = GradientVariableMismatch().check(self._model)
+            self._nodes = {id(finding.node) for finding in found}
+        return id(apply.node) in self._nodes
+
+
+def _fix(model: FileModel, apply: ApplyCall, mismatched: _MismatchedApplies) -> FixIntent | None:
     """Filter and report, for `opt.apply_gradients(zip(grads, variables))` as a statement,
     unless TAP402 reports the call."""
     statement = apply.stmt
@@ -217,7 +233,7 @@ def _fix(model: FileModel, apply: ApplyCall) -> FixIntent | None:
     ):
         return None
     grads, variables = (dotted_name(a.value) for a in pairs.args)
-    if grads is None or variables is None or _mismatched(model, apply):
+    if grads is None or variables is None or mismatched.reports(apply):
         return None
     report = (
         f"if any(g is None for g in {grads}):\n"
@@ -232,8 +248,3 @@ def _fix(model: FileModel, apply: ApplyCall) -> FixIntent | None:
         Applicability.UNSAFE,
         (NodeEdit("insert_before", statement, report), NodeEdit("replace", pairs, filtered)),
     )
-
-
-def _mismatched(model: FileModel, apply: ApplyCall) -> bool:
-    """Whether TAP402 reports this apply call (gradients paired with other variables)."""
-    return any(found.node is apply.node for found in GradientVariableMismatch().check(model))
