@@ -26,6 +26,7 @@ from typing import TextIO
 
 import click
 
+from tapelint.cli.main import EXIT_CLEAN, EXIT_ERROR, print_error
 from tapelint.cli.progress import ProgressDisplay
 from tapelint.output import FORMATS, HUMAN, Rendering
 from tapelint.output.fixes import render_fixable, render_fixed
@@ -37,7 +38,7 @@ from tapelint.run.runner import Options, Report, RunStats, run, run_stdin
 from tapelint.settings.config import ConfigError, Settings
 from tapelint.settings.resolution import SettingsResolver
 
-EXIT_CLEAN, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
+EXIT_FOUND = 1
 
 
 @dataclass(frozen=True)
@@ -78,10 +79,6 @@ class CheckRequest:
             cache_dir=None if self.no_cache else (self.cache_dir or settings.cache_path).absolute(),
             add_noqa=self.add_noqa,
         )
-
-
-def print_error(message: str) -> None:
-    click.echo(f"error: {message}", err=True)
 
 
 def default_format() -> str:

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from tapelint.settings.config import Settings
     from tapelint.settings.resolution import ConfigSource, SettingsResolver
 
-# Exit statuses the command itself gives (`check`'s others: `tapelint.cli.check`).
+# Exit statuses of every command (`check` adds EXIT_FOUND: `tapelint.cli.check`).
 EXIT_CLEAN, EXIT_ERROR = 0, 2
 
 
