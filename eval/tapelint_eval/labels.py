@@ -9,11 +9,12 @@ so a rule that moves its report within the line keeps its labels.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tapelint_eval.jsonl import records
 
 VERDICTS = ("right", "wrong", "low-value")
 _REQUIRED = ("repo", "path", "cell", "line", "column", "code", "label", "reason")
@@ -63,18 +64,7 @@ class Label(_Located):
 def load_labels(path: Path) -> list[Label]:
     labels: list[Label] = []
     seen: set[tuple[Any, ...]] = set()
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as error:
-        raise LabelError(f"{path}: {error}") from error
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise LabelError(f"{where}: not JSON: {error}") from error
+    for where, record in records(path, LabelError):
         label = _label_from(record, where)
         if label.exact_key in seen:
             raise LabelError(f"{where}: a second label for {label.where()} {label.code}")

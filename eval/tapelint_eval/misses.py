@@ -14,11 +14,11 @@ line; the column is not recorded, because a miss was never reported.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tapelint_eval.jsonl import records
 from tapelint_eval.labels import Finding, Label
 
 TAGS = ("gap", "design limit", "borderline")
@@ -56,20 +56,9 @@ class Miss:
 
 
 def load_misses(path: Path) -> list[Miss]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as error:
-        raise MissError(f"{path}: {error}") from error
     misses: list[Miss] = []
     seen: set[tuple[Any, ...]] = set()
-    for number, text in enumerate(lines, start=1):
-        if not text.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise MissError(f"{where}: not JSON: {error}") from error
+    for where, record in records(path, MissError):
         miss = _miss_from(record, where)
         if miss.key in seen:
             raise MissError(f"{where}: {miss.where()} {miss.code} is listed twice")
