@@ -1,4 +1,5 @@
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import cache
 
 import libcst as cst
 
@@ -130,7 +131,10 @@ class UnfilteredApplyGradients(Rule):
     triggers = ("GradientTape", ".gradient(")
 
     def check(self, model: FileModel) -> Iterator[Finding]:
-        mismatched = _MismatchedApplies(model)
+        # Which apply calls TAP402 reports: found once per file, when a fix first asks.
+        mismatched = cache(
+            lambda: {id(found.node) for found in GradientVariableMismatch().check(model)}
+        )
         for apply in gradient_applies(model):
             flow = applied_gradients(model, apply)
             if not _reported(model, flow, apply.scope, apply.stmt) or applies_one_variable(
@@ -193,22 +197,9 @@ def _origin(model: FileModel, flow: GradientFlow) -> str:
     return f"{site.label} ({site.where(model.path)})"
 
 
-class _MismatchedApplies:
-    """The apply calls TAP402 reports in one file (gradients paired with other variables),
-    found once, and only when a fix asks."""
-
-    def __init__(self, model: FileModel) -> None:
-        self._model = model
-        self._nodes: set[int] | None = None
-
-    def reports(self, apply: ApplyCall) -> bool:
-        if self._nodes is None:
-            found = GradientVariableMismatch().check(self._model)
-            self._nodes = {id(finding.node) for finding in found}
-        return id(apply.node) in self._nodes
-
-
-def _fix(model: FileModel, apply: ApplyCall, mismatched: _MismatchedApplies) -> FixIntent | None:
+def _fix(
+    model: FileModel, apply: ApplyCall, mismatched: Callable[[], set[int]]
+) -> FixIntent | None:
     """Filter and report, for `opt.apply_gradients(zip(grads, variables))` as a statement,
     unless TAP402 reports the call."""
     statement = apply.stmt
@@ -233,7 +224,7 @@ def _fix(model: FileModel, apply: ApplyCall, mismatched: _MismatchedApplies) -> 
     ):
         return None
     grads, variables = (dotted_name(a.value) for a in pairs.args)
-    if grads is None or variables is None or mismatched.reports(apply):
+    if grads is None or variables is None or id(apply.node) in mismatched():
         return None
     report = (
         f"if any(g is None for g in {grads}):\n"
